@@ -1,0 +1,257 @@
+package config
+
+// A Config is one validated replay configuration with every default filled
+// in. The engine reads only this struct; it never sees YAML.
+type Config struct {
+	// Name is the file name the config was read from ("<default>" for the
+	// embedded one); errors and the report use it.
+	Name string
+	// Dir is the directory of the config file. Relative trace paths resolve
+	// against it; the core never opens files itself.
+	Dir string
+
+	Traffic Traffic
+	Engine  Engine
+}
+
+// Traffic says what requests exist (Source), when they start (Load) and
+// when the run ends (Stop).
+type Traffic struct {
+	Source Source
+	Load   Load
+	Stop   Stop
+}
+
+// Source types.
+const (
+	SourceSynthetic        = "synthetic"
+	SourceSyntheticSession = "synthetic-session"
+	SourceTrace            = "trace"
+)
+
+// Trace formats.
+const (
+	FormatMooncake        = "mooncake"
+	FormatMooncakeDelta   = "mooncake-delta"
+	FormatAgenticMooncake = "agentic_mooncake"
+)
+
+// A Source describes the request population.
+type Source struct {
+	Type string
+
+	// synthetic
+	InputTokens        int
+	OutputTokens       int
+	CachedPrefixTokens int
+
+	// synthetic-session
+	NewInputTokensPerTurn int
+	OutputTokensPerTurn   int
+	Session               Session
+
+	// trace
+	Paths     []string // as written in the config (resolve against Config.Dir)
+	Format    string
+	BlockSize int // tokens per trace hash block
+}
+
+// Session is the synthetic-session shape.
+type Session struct {
+	Turns             int
+	SharedPrefixRatio float64
+	PrefixGroups      int
+	InterTurnDelayMs  float64
+}
+
+// Load types.
+const (
+	LoadConcurrency     = "concurrency"
+	LoadPoisson         = "poisson"
+	LoadConstantRate    = "constant_rate"
+	LoadTraceTimestamps = "trace_timestamps"
+)
+
+// A Load says when sessions start.
+type Load struct {
+	Type              string
+	Concurrency       int
+	RequestsPerSecond float64 // synthetic, open loop
+	SessionsPerSecond float64 // synthetic-session, open loop
+	Seed              int64   // poisson
+	Speedup           float64 // trace_timestamps (1 when not set)
+
+	// Agentic controls (agentic_mooncake traces under trace_timestamps
+	// only; replay-model.md §13). The keys live in traffic.load, as in
+	// aisimulate's docs/replay/workloads.md "Agentic Load Controls".
+	AgenticLanes    int              // agentic_lanes; 0 = unset
+	AgenticSnapshot *AgenticSnapshot // agentic_snapshot; nil = unset
+	AgenticWarmup   bool             // agentic_warmup
+	AgenticProfile  *AgenticProfile  // agentic_profile; nil = unset
+}
+
+// AgenticSnapshot starts each lane at a seeded cut inside its play.
+type AgenticSnapshot struct {
+	Seed uint64
+}
+
+// AgenticProfile recycles plays until an admission deadline. Every field
+// is filled with its default when not given.
+type AgenticProfile struct {
+	DurationSeconds      float64 // 3600, > 0
+	ResponseGraceSeconds float64 // 30, ≥ 0
+	CancelDrainSeconds   float64 // 10, ≥ 0
+	TreeIdleCapSeconds   float64 // 300, > 0
+	GlobalIdleCapSeconds float64 // 10, > 0
+}
+
+// A Stop says when the run ends. Zero values mean "no limit from this key".
+type Stop struct {
+	Requests int // synthetic: resolved from requests or requests_per_load_unit
+	Sessions int // synthetic-session: resolved likewise
+	// MaxVirtualTimeMs is the soft cutoff for traces; HasMaxVirtualTime
+	// tells whether it was given.
+	MaxVirtualTimeMs  float64
+	HasMaxVirtualTime bool
+}
+
+// Engine modes.
+const (
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+)
+
+// An Engine is the served deployment.
+type Engine struct {
+	Mode           string
+	Model          string
+	Hardware       string
+	Backend        string
+	BackendVersion string
+	// ContextLength is the context limit in tokens; 0 means "max" (no limit).
+	ContextLength        int
+	EnableChunkedPrefill bool
+	Workers              Workers
+	KVTransfer           *KVTransfer // disaggregated only
+}
+
+// Workers holds the roles; a nil role is absent.
+type Workers struct {
+	Aggregated *Role
+	Prefill    *Role
+	Decode     *Role
+}
+
+// Role names as they appear in the YAML and in reports.
+const (
+	RoleAggregated = "aggregated"
+	RolePrefill    = "prefill"
+	RoleDecode     = "decode"
+)
+
+// A Role is one pool of identical workers.
+type Role struct {
+	Name           string // RoleAggregated, RolePrefill or RoleDecode
+	Parallelism    Parallelism
+	Scheduler      Scheduler
+	KVCache        KVCache
+	Timing         Timing
+	StartupSeconds float64
+}
+
+// Parallelism of one role.
+type Parallelism struct {
+	Replicas      int
+	Tensor        int
+	Pipeline      int
+	AttentionData int
+	// MoETensor and MoEExpert are accepted so aisimulate configs that set
+	// them (examples/cli/shared-g2-predict.yaml) read unmodified. They
+	// shape aisimulate's performance model only and have no effect here.
+	MoETensor int
+	MoEExpert int
+}
+
+// Scheduler limits per DP rank.
+type Scheduler struct {
+	MaxBatchedTokens int
+	MaxSequences     int
+}
+
+// KVCache is the G1 cache of each DP rank, with its optional tiers.
+type KVCache struct {
+	BlockSize     int
+	PrefixCaching bool
+	BytesPerToken int64 // 0 when not given
+	// CapacityBlocks is G1 blocks per DP rank (from blocks, or from bytes).
+	CapacityBlocks int
+	HostOffload    *HostOffload
+	G3Offload      *G3Offload
+}
+
+// G2 scopes.
+const (
+	ScopeDPRankLocal   = "dp_rank_local"
+	ScopeClusterShared = "cluster_shared"
+	ScopeWorkerLocal   = "worker_local" // G3 only
+)
+
+// Connector profiles.
+const (
+	ConnectorOffloadingV024 = "offloading_v0_24"
+	ConnectorOffloadingV032 = "offloading_v0_32"
+	ConnectorSimpleCPUV032  = "simple_cpu_v0_32"
+)
+
+// HostOffload is the G2 (host memory) tier.
+type HostOffload struct {
+	NumHostBlocks          int
+	Scope                  string
+	D2HBandwidthGBps       float64 // 0 = unlimited
+	H2DBandwidthGBps       float64
+	LatencyToFirstByteMs   float64
+	SharedD2HBandwidthGBps float64
+	SharedH2DBandwidthGBps float64
+	Connector              string
+	KVCR                   *KVCR
+}
+
+// G3Offload is the storage tier behind G2 (replay-model.md §10).
+type G3Offload struct {
+	Scope                    string // worker_local or cluster_shared
+	NumBlocks                int
+	ReadBandwidthGBps        float64
+	WriteBandwidthGBps       float64
+	SharedReadBandwidthGBps  float64
+	SharedWriteBandwidthGBps float64
+	LatencyToFirstByteMs     float64
+}
+
+// KVCR is peer fetch between workers' host tiers (replay-model.md §11).
+// The YAML block is `kvcr: {}`, written in kv_cache (aisimulate's place)
+// or in host_offload (replay-model.md §1.3); it has no keys, so a non-nil
+// KVCR always has Enabled set.
+type KVCR struct {
+	Enabled bool
+}
+
+// Timing is the fixed pass-time model.
+type Timing struct {
+	Type      string // "fixed"
+	PrefillMs float64
+	DecodeMs  float64
+}
+
+// Timing modes of a P/D KV transfer.
+const (
+	TransferDestinationMissing = "destination_missing"
+	TransferFullPrompt         = "full_prompt"
+)
+
+// KVTransfer is the prefill→decode KV handoff.
+type KVTransfer struct {
+	BytesPerToken int64
+	// BandwidthGBps is 0 when null (the transfer takes no time).
+	BandwidthGBps float64
+	TimingMode    string
+}
