@@ -1,0 +1,41 @@
+package trace
+
+import (
+	"strconv"
+	"strings"
+)
+
+// An Error is a trace problem with its position, rendered as
+// "file:line:col: field: msg" so editors can jump to it.
+//
+// Line is 1-based (0 when the problem is not tied to a line, e.g. bad
+// Options). Col is the 1-based byte column within the line of the
+// offending value, or of the JSON syntax error; it is 1 when only the row
+// is known (a missing field). Field is the key as written in the row (an
+// alias such as "delay_ms" is reported as written), the canonical name for
+// a missing field, and "" for syntax errors and whole-file problems.
+type Error struct {
+	File  string
+	Line  int
+	Col   int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Col))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}

@@ -1,0 +1,53 @@
+package trace
+
+// A Workload is the request population of one run: sessions in file (or
+// generation) order, each an ordered list of turns. It is immutable once
+// built and may be reused across runs.
+type Workload struct {
+	// Accumulate is true for mooncake-delta and synthetic-session: a turn's
+	// prompt is the previous prompt + the previous turn's output + this
+	// turn's own content. Otherwise each turn's content is its whole prompt.
+	Accumulate bool
+	Sessions   []Session
+	// NumContentIDs is one more than the largest token id used by any
+	// turn's content (interned hash ids and synthetic fresh ids). Output
+	// token ids chosen by the engine start at or above GeneratedTokenBase,
+	// which is always larger.
+	NumContentIDs uint32
+	// HasTimestamps tells whether any first turn carried a timestamp
+	// (informational; arrivals are already normalised).
+	HasTimestamps bool
+	Rows          int // number of turns in all sessions
+}
+
+// GeneratedTokenBase is the first token id the engine may use for
+// generated output tokens; content ids stay below it.
+const GeneratedTokenBase uint32 = 1 << 31
+
+// A Session is one conversation: at most one of its turns is in flight.
+type Session struct {
+	ID string
+	// ArrivalMs is the first turn's arrival for open-loop / trace_timestamps
+	// load, normalised so the earliest session starts at 0 (before speedup).
+	ArrivalMs float64
+	Turns     []Turn
+}
+
+// A Turn is one request's worth of input.
+type Turn struct {
+	RequestID string // as in the trace; "" means the engine derives one
+	// Content is this turn's own tokens, run-length encoded: each id stands
+	// for RunLength consecutive copies of that token id; the expansion is
+	// truncated to ContentLength tokens. (For mooncake rows, the ids are the
+	// interned hash ids and RunLength the trace block size.)
+	Content       []uint32
+	RunLength     int
+	ContentLength int
+	OutputLength  int
+	// OutputTokens are explicit output token ids (len == OutputLength) or nil.
+	OutputTokens []uint32
+	// DelayMs is the wait after the previous turn completes (0 for turn 0).
+	DelayMs float64
+	// Line is the 1-based line of the trace row (0 for generated turns).
+	Line int
+}
