@@ -1,0 +1,591 @@
+package connector
+
+import (
+	"math"
+
+	"github.com/kvsim/kvsim/core/g1"
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/transfer"
+)
+
+// Link is one rank's connection to its G2 domain.
+type Link struct {
+	D2HGBps, H2DGBps     float64 // 0 = unlimited
+	LatencyToFirstByteMs float64
+}
+
+// Stats counts a rank's G2 traffic.
+type Stats struct {
+	Lookups, LookupHits, LookupDefers int64
+	StoresPrepared, StoreBlocks       int64
+	StoreBytes                        int64
+	LoadsQueued, LoadBlocks           int64
+	LoadBytes                         int64
+}
+
+// An Adapter is one DP rank's side of the G2 connector: the hooks the
+// scheduler calls, the copies the rank prepared and not yet submitted, and
+// the compute fence.
+type Adapter struct {
+	Rules
+	Rank       int
+	pool       *g1.Pool
+	dom        *Domain
+	bs         int
+	blockBytes int64
+	link       Link
+	d2h, h2d   transfer.Lane
+
+	fence    float64
+	prepared []*Transfer // stores waiting for the next engine boundary
+	queued   []*Transfer // loads waiting for the next engine boundary
+	arrived  []*Transfer // physically complete, G1 effects pending
+	wake     bool
+	obs      Observer
+	scratch  []identity.ID
+	Stats    Stats
+}
+
+// NewAdapter joins a rank to dom. bytesPerToken sizes a block's copy.
+func NewAdapter(rules Rules, rank int, pool *g1.Pool, dom *Domain, blockSize int, bytesPerToken int64, link Link) *Adapter {
+	a := &Adapter{Rules: rules, Rank: rank, pool: pool, dom: dom, bs: blockSize,
+		blockBytes: int64(blockSize) * bytesPerToken, link: link}
+	if dom.Shared != nil {
+		// In a shared pool copied G1 blocks are held, not fenced
+		// (replay-model.md §8.5): the pool decides completion times later.
+		a.G1Sources = HoldUntilCopied
+	}
+	a.d2h.BandwidthGBps = link.D2HGBps
+	a.h2d.BandwidthGBps = link.H2DGBps
+	dom.adapters = append(dom.adapters, a)
+	return a
+}
+
+// SetObserver installs o (nil removes it).
+func (a *Adapter) SetObserver(o Observer) { a.obs = o }
+
+// Domain returns the adapter's G2 domain.
+func (a *Adapter) Domain() *Domain { return a.dom }
+
+// Tier returns the adapter's G2 tier.
+func (a *Adapter) Tier() *g2.Tier { return a.dom.Tier }
+
+func (a *Adapter) emit(ev Event) {
+	if a.obs != nil {
+		a.obs.ConnectorEvent(ev)
+	}
+}
+
+// LookupResult is the outcome of the lookup hook.
+type LookupResult uint8
+
+const (
+	Miss LookupResult = iota
+	Hit
+	Defer
+)
+
+func (r LookupResult) String() string {
+	return [...]string{"miss", "hit", "defer"}[r]
+}
+
+// Lookup is the G2 lookup at waiting admission (connectors.md §5.1). g1Hits
+// is the request's G1 prefix hit in blocks before the recompute cap. On a
+// hit it returns the keys to load (a view of the request's prompt keys).
+func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
+	res, hit := a.lookup(r, g1Hits)
+	a.Stats.Lookups++
+	switch res {
+	case Hit:
+		a.Stats.LookupHits++
+	case Defer:
+		a.Stats.LookupDefers++
+	}
+	a.emit(Event{Kind: EvLookup, Req: r, At: now, Result: res, G1Hits: g1Hits, Keys: hit})
+	return res, hit
+}
+
+func (a *Adapter) lookup(r *request.Request, g1Hits int) (LookupResult, []identity.ID) {
+	h := &r.Host
+	if h.Load != nil {
+		if h.Load.Done {
+			return Miss, nil
+		}
+		return Defer, nil
+	}
+	if a.DeferOnOwnStore && h.LatestStore != 0 {
+		if a.dom.reg.Get(h.LatestStore).InFlight() {
+			return Defer, nil
+		}
+		h.LatestStore = 0
+	}
+	if a.LookupPin {
+		a.releaseLookupPins(r)
+	}
+	keys := r.PromptKeys(a.bs)
+	if a.TouchOnLookup {
+		a.dom.Tier.Touch(keys, true)
+	}
+	limit := len(keys)
+	if a.LastBlockRule {
+		limit = min(limit, (r.PromptLen-1)/a.bs)
+	}
+	if g1Hits >= limit {
+		return Miss, nil
+	}
+	n, deferred := 0, false
+scan:
+	for _, id := range keys[g1Hits:limit] {
+		switch a.dom.Tier.Lookup(id) {
+		case g2.Resident:
+			n++
+			if a.DeferOnLoading && a.dom.isLoading(id) {
+				deferred = true
+			}
+		case g2.Pending:
+			if !a.PendingHitDefers {
+				break scan
+			}
+			n++
+			deferred = true
+		default:
+			break scan
+		}
+	}
+	if n == 0 {
+		return Miss, nil
+	}
+	if deferred {
+		return Defer, nil
+	}
+	hit := keys[g1Hits : g1Hits+n]
+	if a.LookupPin {
+		a.dom.Tier.Pin(hit)
+		h.LookupPins = append(h.LookupPins[:0], hit...)
+	}
+	return Hit, hit
+}
+
+func (a *Adapter) releaseLookupPins(r *request.Request) {
+	if len(r.Host.LookupPins) > 0 {
+		a.dom.Tier.Unpin(r.Host.LookupPins)
+		r.Host.LookupPins = r.Host.LookupPins[:0]
+	}
+}
+
+// StartResult is the outcome of the start_load hook.
+type StartResult uint8
+
+const (
+	Queued          StartResult = iota // the H2D is queued; the request sleeps
+	Deferred                           // a hit block is being loaded; sleep
+	CapacityBlocked                    // G1 cannot take the load; stop admitting
+)
+
+// StartLoad reserves G1 for a hit and queues its H2D, which the next engine
+// boundary submits (connectors.md §5.2, replay-model.md §8.5 Decision).
+// base is the G1 prefix in blocks (the hit follows it).
+func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now float64) StartResult {
+	if a.DeferOnLoading {
+		for _, id := range hit {
+			if a.dom.isLoading(id) {
+				return Deferred
+			}
+		}
+	}
+	ld := &request.Load{Base: base, G1Tokens: base * a.bs, Footprint: r.KnownBlocks(a.bs)}
+	ids := r.Seq.IDs
+	// Pin the G1 prefix first so that reserving fresh slots cannot evict it.
+	for j := 0; j < base; j++ {
+		s := a.pool.Copy(ids[j])
+		a.pool.Pin(s)
+		ld.PrefixSlots = append(ld.PrefixSlots, s)
+	}
+	var ok bool
+	ld.DestSlots, ok = a.pool.Reserve(len(hit), nil)
+	if !ok {
+		for _, s := range ld.PrefixSlots {
+			a.pool.Unpin(s)
+		}
+		return CapacityBlocked
+	}
+	ld.Keys = append([]identity.ID(nil), hit...)
+	if a.LookupPin && len(r.Host.LookupPins) > 0 {
+		// The lookup's pins become the load's pins.
+		r.Host.LookupPins = r.Host.LookupPins[:0]
+	} else {
+		a.dom.Tier.Pin(ld.Keys)
+	}
+	a.dom.markLoading(ld.Keys, 1)
+	t := &Transfer{Kind: Load, Owner: a, Req: r, Keys: ld.Keys, Slots: ld.DestSlots,
+		Bytes: int64(len(hit)) * a.blockBytes, PreparedAt: now}
+	for j := range hit {
+		t.Indices = append(t.Indices, int32(base+j))
+	}
+	a.dom.reg.add(t)
+	ld.Transfer = t.ID
+	r.Host.Load = ld
+	a.queued = append(a.queued, t)
+	a.Stats.LoadsQueued++
+	a.Stats.LoadBlocks += int64(len(hit))
+	a.Stats.LoadBytes += t.Bytes
+	return Queued
+}
+
+// Admitted is the on_admitted hook (connectors.md §5.3): it moves the store
+// cursor and returns the admission's G1/G2 attribution, with first set only
+// for the request's first admission.
+func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens int, first bool) {
+	h := &r.Host
+	g1Tokens = reused
+	if ld := h.Load; ld != nil && ld.Done {
+		g1Tokens = min(ld.G1Tokens, reused)
+		hostTokens = reused - g1Tokens
+		h.Cursor = reused / a.bs
+		h.Load = nil
+	}
+	if a.CursorRescan {
+		h.Cursor = 0
+	}
+	first = !h.FirstAdmissionSeen
+	h.FirstAdmissionSeen = true
+	return g1Tokens, hostTokens, first
+}
+
+// ObserveCompletedBlocks is the per-pass store hook (connectors.md §5.4).
+// before and after are the request's computed tokens before and after this
+// pass scheduled it (for a request admitted in this pass, before is its
+// reused prefix).
+func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
+	computed := after
+	if a.StoreTiming == PreviousPasses {
+		computed = before
+	}
+	a.store(r, computed, now, false)
+}
+
+func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
+	end := computed / a.bs
+	if a.StoreScope == PromptBlocks {
+		end = min(computed, r.PromptLen) / a.bs
+	}
+	h := &r.Host
+	start := h.Cursor
+	if end <= start {
+		return
+	}
+	ids := r.Seq.IDs
+	tier := a.dom.Tier
+	var keys []identity.ID
+	if !a.RoomLimited {
+		var res g2.StoreResult
+		keys, res = tier.PrepareProtected(ids[start:end], a.scratch[:0])
+		a.scratch = keys[:0]
+		switch res {
+		case g2.Retry:
+			return
+		case g2.AlreadyPresent:
+			a.moveCursor(r, end, now)
+			return
+		}
+	} else {
+		room := tier.Room()
+		keys = a.scratch[:0]
+		cur := start
+		for ; cur < end; cur++ {
+			if tier.Lookup(ids[cur]) != g2.Absent {
+				continue
+			}
+			if room == 0 {
+				break
+			}
+			room--
+			keys = append(keys, ids[cur])
+		}
+		a.scratch = keys[:0]
+		a.moveCursor(r, cur, now)
+		if len(keys) == 0 {
+			return
+		}
+		tier.PrepareUnprotected(keys)
+	}
+	t := &Transfer{Kind: Store, Owner: a, Req: r, Keys: append([]identity.ID(nil), keys...),
+		Bytes: int64(len(keys)) * a.blockBytes, AtFinish: atFinish, PreparedAt: now}
+	// Find each stored key's block and G1 copy (keys are in block order).
+	k := 0
+	for j := start; j < end && k < len(t.Keys); j++ {
+		if ids[j] == t.Keys[k] {
+			t.Indices = append(t.Indices, int32(j))
+			t.Slots = append(t.Slots, r.Slots[j])
+			k++
+		}
+	}
+	a.dom.reg.add(t)
+	for _, s := range t.Slots {
+		if a.G1Sources == HoldUntilCopied {
+			a.pool.Hold(s)
+		} else {
+			a.pool.SetDep(s, t.ID)
+		}
+	}
+	h.LatestStore = t.ID
+	a.prepared = append(a.prepared, t)
+	a.Stats.StoresPrepared++
+	a.Stats.StoreBlocks += int64(len(t.Keys))
+	a.Stats.StoreBytes += t.Bytes
+	a.emit(Event{Kind: EvStorePrepared, Req: r, Transfer: t, At: now})
+	if !a.RoomLimited {
+		a.moveCursor(r, end, now)
+		if a.TouchAfterStore {
+			tier.Touch(r.PromptKeys(a.bs), true)
+		}
+	}
+}
+
+func (a *Adapter) moveCursor(r *request.Request, to int, now float64) {
+	if r.Host.Cursor != to {
+		a.emit(Event{Kind: EvStoreCursor, Req: r, At: now, Before: r.Host.Cursor, After: to})
+		r.Host.Cursor = to
+	}
+}
+
+// Finish is the finish_request hook (connectors.md §5.5); the caller
+// releases the request's G1 blocks right after it.
+func (a *Adapter) Finish(r *request.Request, now float64) {
+	if a.StoreAtFinish {
+		a.store(r, r.Computed, now, true)
+	}
+	if a.RerankOnFinish {
+		a.dom.Tier.Touch(r.PromptKeys(a.bs), true)
+	}
+	if a.LookupPin {
+		a.releaseLookupPins(r)
+	}
+}
+
+// Preempt is the preempt_request hook (connectors.md §5.6): it raises the
+// compute fence before the victim's blocks are freed.
+func (a *Adapter) Preempt(r *request.Request, now float64) {
+	before := a.fence
+	switch a.PreemptWait {
+	case OwnLatestStore:
+		if t := a.dom.reg.Get(r.Host.LatestStore); t.InFlight() {
+			a.fence = math.Max(a.fence, a.deadline(t))
+		}
+	case EveryTransfer:
+		for _, t := range a.dom.inflight {
+			if t.Owner == a {
+				a.fence = math.Max(a.fence, a.deadline(t))
+			}
+		}
+		for _, t := range a.arrived {
+			a.fence = math.Max(a.fence, t.Deadline)
+		}
+	}
+	if a.fence > before {
+		a.emit(Event{Kind: EvFence, Req: r, At: now, Reason: "preempt", Until: a.fence})
+	}
+}
+
+// deadline is when t completes: known for private lanes, projected for a
+// shared pool.
+func (a *Adapter) deadline(t *Transfer) float64 {
+	if t.physical || a.dom.Shared == nil {
+		return t.Deadline
+	}
+	if !t.submitted {
+		return t.PreparedAt
+	}
+	return a.dom.Shared.Projected(int64(t.ID))
+}
+
+// FenceAllocation fences this pass's compute behind any pending store that
+// still reads capacity just handed out to slots (fence reuse, §5.8).
+func (a *Adapter) FenceAllocation(slots []int32, now float64) {
+	for _, s := range slots {
+		if dep := a.pool.Dep(s); dep != 0 {
+			if t := a.dom.reg.Get(dep); t.InFlight() && a.deadline(t) > a.fence {
+				a.fence = a.deadline(t)
+				a.emit(Event{Kind: EvFence, At: now, Reason: "store_source", Until: a.fence})
+			}
+		}
+	}
+}
+
+// ComputeStart is when a pass that starts at now may begin computing.
+func (a *Adapter) ComputeStart(now float64) float64 { return math.Max(now, a.fence) }
+
+// Boundary is the engine boundary at a pass end (connectors.md §2.1 step 6):
+// apply completions, submit prepared stores then queued loads, apply the
+// completions that takes (zero-duration copies). It reports whether the
+// rank's sleeping connector waiters must wake.
+func (a *Adapter) Boundary(now float64) bool {
+	a.tick(now)
+	for _, t := range a.prepared {
+		a.submit(t, now)
+	}
+	for _, t := range a.queued {
+		a.submit(t, now)
+	}
+	clear(a.prepared)
+	clear(a.queued)
+	a.prepared, a.queued = a.prepared[:0], a.queued[:0]
+	a.tick(now)
+	return a.takeWake()
+}
+
+// Tick applies, on an idle rank, the completions due by now and reports
+// whether sleepers must wake.
+func (a *Adapter) Tick(now float64) bool {
+	a.tick(now)
+	return a.takeWake()
+}
+
+func (a *Adapter) takeWake() bool {
+	w := a.wake
+	a.wake = false
+	return w
+}
+
+// HasUnsubmitted reports whether stores or loads wait for a boundary.
+func (a *Adapter) HasUnsubmitted() bool { return len(a.prepared)+len(a.queued) > 0 }
+
+// HasWork reports whether the rank has copies not yet delivered.
+func (a *Adapter) HasWork() bool {
+	if a.HasUnsubmitted() || len(a.arrived) > 0 {
+		return true
+	}
+	for _, t := range a.dom.inflight {
+		if t.Owner == a {
+			return true
+		}
+	}
+	return false
+}
+
+// NextDeadline is the earliest completion of this rank's private copies, or
+// +Inf (shared pools report through their Domain).
+func (a *Adapter) NextDeadline() float64 {
+	if len(a.arrived) > 0 || a.wake {
+		return math.Inf(-1)
+	}
+	if a.dom.Shared != nil {
+		return math.Inf(1)
+	}
+	return a.dom.Next()
+}
+
+func (a *Adapter) submit(t *Transfer, now float64) {
+	t.submitted = true
+	t.SubmitAt = now
+	ready := now + a.link.LatencyToFirstByteMs
+	if t.Kind == Load {
+		// An H2D may not overwrite capacity a pending store still reads.
+		for _, s := range t.Slots {
+			if dep := a.pool.Dep(s); dep != 0 {
+				if d := a.dom.reg.Get(dep); d.InFlight() {
+					ready = math.Max(ready, a.deadline(d))
+				}
+			}
+		}
+	}
+	if a.dom.Shared != nil {
+		dir, bw := transfer.D2H, a.link.D2HGBps
+		if t.Kind == Load {
+			dir, bw = transfer.H2D, a.link.H2DGBps
+		}
+		a.dom.Shared.Submit(int64(t.ID), a.Rank, dir, bw, t.Bytes, ready)
+		t.Start, t.Deadline = math.NaN(), math.Inf(1)
+	} else {
+		lane := &a.d2h
+		if t.Kind == Load {
+			lane = &a.h2d
+		}
+		t.Start, t.Deadline = lane.Submit(t.Bytes, ready)
+	}
+	a.dom.inflight = append(a.dom.inflight, t)
+	a.emit(Event{Kind: EvSubmit, Transfer: t, At: now})
+}
+
+func (a *Adapter) tick(now float64) {
+	a.dom.Advance(now)
+	for _, t := range a.arrived {
+		a.deliver(t)
+	}
+	clear(a.arrived)
+	a.arrived = a.arrived[:0]
+}
+
+// deliver applies a completed copy's G1 effects on its owner rank.
+func (a *Adapter) deliver(t *Transfer) {
+	t.delivered = true
+	switch t.Kind {
+	case Store:
+		if a.G1Sources == HoldUntilCopied {
+			for _, s := range t.Slots {
+				a.pool.Unhold(s)
+			}
+			a.emit(Event{Kind: EvHoldRelease, Transfer: t, At: t.Deadline})
+		} else {
+			for _, s := range t.Slots {
+				a.pool.ClearDep(s, t.ID)
+			}
+		}
+	case Load:
+		for i, s := range t.Slots {
+			a.pool.Finalize(s, t.Keys[i])
+		}
+		if ld := t.Req.Host.Load; ld != nil && ld.Transfer == t.ID {
+			ld.Done = true
+		}
+	}
+}
+
+// Cancel drops a waiting request's load (connectors.md §5.7) and then runs
+// the finish hook; the caller releases the request's own G1 blocks.
+func (a *Adapter) Cancel(r *request.Request, now float64) {
+	if ld := r.Host.Load; ld != nil {
+		t := a.dom.reg.Get(ld.Transfer)
+		if !ld.Done {
+			a.queued = removeT(a.queued, t)
+			if t.submitted && !t.physical {
+				a.dom.inflight = removeT(a.dom.inflight, t)
+				if a.dom.Shared != nil {
+					a.dom.Shared.Cancel(int64(t.ID), now)
+				}
+				a.dom.Tier.Unpin(ld.Keys)
+				a.dom.markLoading(ld.Keys, -1)
+			} else if !t.submitted {
+				a.dom.Tier.Unpin(ld.Keys)
+				a.dom.markLoading(ld.Keys, -1)
+			} else {
+				a.arrived = removeT(a.arrived, t)
+			}
+			t.delivered = true
+			for _, s := range ld.DestSlots {
+				a.pool.Release(s)
+			}
+		} else {
+			for _, s := range ld.DestSlots {
+				a.pool.Release(s)
+			}
+		}
+		for _, s := range ld.PrefixSlots {
+			a.pool.Unpin(s)
+		}
+		r.Host.Load = nil
+		a.wake = true
+	}
+	a.Finish(r, now)
+}
+
+func removeT(ts []*Transfer, t *Transfer) []*Transfer {
+	for i, x := range ts {
+		if x == t {
+			return append(ts[:i], ts[i+1:]...)
+		}
+	}
+	return ts
+}

@@ -1,0 +1,54 @@
+package connector
+
+import (
+	"fmt"
+	"math"
+)
+
+// Holds returns the G1 slots held by this rank's stores that have not been
+// delivered (one entry per hold).
+func (a *Adapter) Holds() []int32 {
+	if a.G1Sources != HoldUntilCopied {
+		return nil
+	}
+	var out []int32
+	for _, t := range a.prepared {
+		out = append(out, t.Slots...)
+	}
+	for _, t := range a.dom.inflight {
+		if t.Owner == a && t.Kind == Store {
+			out = append(out, t.Slots...)
+		}
+	}
+	for _, t := range a.arrived {
+		if t.Kind == Store {
+			out = append(out, t.Slots...)
+		}
+	}
+	return out
+}
+
+// Check verifies the G2 invariants of docs/invariants.md (G2-1 to G2-4).
+func (a *Adapter) Check() error {
+	t := a.dom.Tier
+	if t.Used() > t.Capacity() {
+		return fmt.Errorf("G2-1: %d entries exceed capacity %d", t.Used(), t.Capacity())
+	}
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if a.d2h.Tail < 0 || a.h2d.Tail < 0 || math.IsNaN(a.d2h.Tail) {
+		return fmt.Errorf("G2-3: lane tail is not a time")
+	}
+	prev := math.Inf(-1)
+	for _, tr := range a.dom.inflight {
+		if tr.Owner != a || a.dom.Shared != nil || tr.Kind != Store {
+			continue
+		}
+		if tr.Deadline < prev {
+			return fmt.Errorf("G2-3: D2H lane not monotone: transfer %d ends at %v before %v", tr.ID, tr.Deadline, prev)
+		}
+		prev = tr.Deadline
+	}
+	return nil
+}

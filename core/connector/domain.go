@@ -1,0 +1,190 @@
+package connector
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/transfer"
+)
+
+// Kind of a G2 transfer.
+type Kind uint8
+
+const (
+	Store Kind = iota // G1 → G2 (D2H)
+	Load              // G2 → G1 (H2D)
+)
+
+func (k Kind) String() string {
+	if k == Store {
+		return "d2h"
+	}
+	return "h2d"
+}
+
+// A Transfer is one store or load between a rank's G1 and its G2 domain.
+type Transfer struct {
+	ID    int32
+	Kind  Kind
+	Owner *Adapter
+	Req   *request.Request
+	Keys  []identity.ID
+	// Slots are the G1 copies a store reads (parallel to Keys), or the
+	// reserved slots a load writes.
+	Slots    []int32
+	Indices  []int32 // block indices of Keys inside the request
+	Bytes    int64
+	AtFinish bool
+
+	PreparedAt float64
+	SubmitAt   float64
+	Start      float64 // first byte (private lanes)
+	Deadline   float64 // completion (private lanes: known at submission)
+
+	submitted bool
+	physical  bool // G2 effects applied
+	delivered bool // G1 effects applied on the owner rank
+}
+
+// InFlight reports whether the transfer has been prepared and its owner
+// rank has not yet seen it complete.
+func (t *Transfer) InFlight() bool { return t != nil && !t.delivered }
+
+// Registry numbers transfers across a whole run, so IDs are unique over
+// every rank and domain.
+type Registry struct {
+	byID []*Transfer
+}
+
+func (r *Registry) add(t *Transfer) {
+	if len(r.byID) == 0 {
+		r.byID = append(r.byID, nil) // ID 0 means "none"
+	}
+	t.ID = int32(len(r.byID))
+	r.byID = append(r.byID, t)
+}
+
+// Get returns transfer id, or nil.
+func (r *Registry) Get(id int32) *Transfer {
+	if id <= 0 || int(id) >= len(r.byID) {
+		return nil
+	}
+	return r.byID[id]
+}
+
+// A Domain is one G2 tier and the timing of its copies.
+type Domain struct {
+	Tier *g2.Tier
+	// Shared is the fair-share pool of a cluster_shared domain; nil for a
+	// dp_rank_local one, whose ranks use private FIFO lanes.
+	Shared   *transfer.FairShare
+	adapters []*Adapter
+	// loading[id] counts loads in flight that read id (deferOnLoading).
+	loading  []int32
+	inflight []*Transfer // submitted, not physically complete, in submission order
+	reg      *Registry
+	done     []*Transfer
+}
+
+// NewDomain returns a G2 domain of capacity blocks with the given eviction
+// policy. shared is nil for dp_rank_local.
+func NewDomain(capacity int, policy g2.Policy, shared *transfer.FairShare, reg *Registry) *Domain {
+	return &Domain{Tier: g2.NewTier(capacity, policy), Shared: shared, reg: reg}
+}
+
+func (d *Domain) isLoading(id identity.ID) bool {
+	return int(id) < len(d.loading) && d.loading[id] > 0
+}
+
+func (d *Domain) markLoading(keys []identity.ID, delta int32) {
+	for _, id := range keys {
+		for int(id) >= len(d.loading) {
+			d.loading = append(d.loading, 0)
+		}
+		d.loading[id] += delta
+	}
+}
+
+// Next returns the time of the domain's next physical transfer event, or
+// +Inf. For a private domain this is the earliest deadline in flight.
+func (d *Domain) Next() float64 {
+	if d.Shared != nil {
+		return d.Shared.Next()
+	}
+	next := math.Inf(1)
+	for _, t := range d.inflight {
+		next = math.Min(next, t.Deadline)
+	}
+	return next
+}
+
+// Advance applies the G2 effects of every copy that physically completes by
+// now (a store's entries become resident, a load's pins go) and queues the
+// G1 effects for the owning rank's next tick. Same-instant completions go
+// stores first, then in transfer order. Every rank of the domain is asked
+// to wake its sleeping connector waiters.
+func (d *Domain) Advance(now float64) bool {
+	d.done = d.done[:0]
+	if d.Shared != nil {
+		for _, f := range d.Shared.Advance(now) {
+			t := d.reg.Get(int32(f.ID))
+			t.Deadline = f.At
+			d.done = append(d.done, t)
+		}
+		d.inflight = slices.DeleteFunc(d.inflight, func(t *Transfer) bool { return t.Deadline <= now && containsT(d.done, t) })
+	} else {
+		kept := d.inflight[:0]
+		for _, t := range d.inflight {
+			if t.Deadline <= now {
+				d.done = append(d.done, t)
+			} else {
+				kept = append(kept, t)
+			}
+		}
+		clear(d.inflight[len(kept):])
+		d.inflight = kept
+		slices.SortStableFunc(d.done, func(a, b *Transfer) int {
+			switch {
+			case a.Deadline != b.Deadline:
+				if a.Deadline < b.Deadline {
+					return -1
+				}
+				return 1
+			case a.Kind != b.Kind:
+				return int(a.Kind) - int(b.Kind)
+			}
+			return int(a.ID - b.ID)
+		})
+	}
+	if len(d.done) == 0 {
+		return false
+	}
+	for _, t := range d.done {
+		t.physical = true
+		switch t.Kind {
+		case Store:
+			d.Tier.CompleteStore(t.Keys)
+		case Load:
+			d.Tier.Unpin(t.Keys)
+			d.markLoading(t.Keys, -1)
+		}
+		t.Owner.arrived = append(t.Owner.arrived, t)
+		t.Owner.emit(Event{Kind: EvComplete, Transfer: t, At: t.Deadline})
+	}
+	for _, a := range d.adapters {
+		a.wake = true
+	}
+	return true
+}
+
+func containsT(ts []*Transfer, t *Transfer) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}

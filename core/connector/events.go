@@ -1,0 +1,39 @@
+package connector
+
+import (
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+)
+
+// EventKind names what happened (record.md "Event kinds").
+type EventKind uint8
+
+const (
+	EvLookup        EventKind = iota // a G2 lookup at waiting admission
+	EvStorePrepared                  // a store's entries became pending
+	EvStoreCursor                    // a request's store cursor moved
+	EvSubmit                         // a copy entered its lane or pool
+	EvComplete                       // a copy completed physically
+	EvFence                          // compute start is held back
+	EvHoldRelease                    // held G1 sources were released
+)
+
+// An Event is one connector happening, for the per-pass record.
+type Event struct {
+	Kind     EventKind
+	Req      *request.Request
+	Transfer *Transfer
+	At       float64
+	Result   LookupResult
+	G1Hits   int
+	Keys     []identity.ID
+	Before   int
+	After    int
+	Reason   string
+	Until    float64
+}
+
+// Observer receives connector events.
+type Observer interface {
+	ConnectorEvent(ev Event)
+}

@@ -1,0 +1,630 @@
+// Package engine owns the replay's global virtual clock and its event order
+// (replay-model.md §5): it builds the workers, DP ranks, G1 pools and G2
+// domains from a config, turns the workload into requests as the load model
+// makes them ready, places them, runs group passes, settles every effect at
+// one instant before the clock moves, and fills the report records.
+//
+// Event order at one instant t (repeated until nothing changes):
+//  1. shared G2 pools advance (physical completions);
+//  2. idle ranks apply transfer completions due by t;
+//  3. group passes ending at t complete: every rank's engine boundary, then
+//     the pass's tokens, completions and next-turn readiness;
+//  4. idle ranks apply completions again;
+//  5. every idle worker with a runnable rank starts a group pass;
+//  6. the arrivals due at t are dispatched (a rank that only now has work
+//     starts its pass in the next round: the Decision of replay-model.md §5).
+package engine
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/connector"
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/load"
+	"github.com/kvsim/kvsim/core/placement"
+	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/scheduler"
+	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/transfer"
+)
+
+// Options tune a run without changing its results.
+type Options struct {
+	// Check runs the invariant checker after every pass (tests).
+	Check bool
+	// Progress, when set, is called now and then with completed and total
+	// requests.
+	Progress func(done, total int)
+	// Observer, when set, receives every state change (the per-pass record).
+	Observer Observer
+}
+
+// Observer receives engine-level happenings; the per-pass record
+// implements it together with the scheduler, G1, G2 and connector
+// observers.
+type Observer interface {
+	// Attach is called once per rank before the run starts.
+	Attach(rank *Rank)
+	PassStart(rank *Rank, start float64)
+	PassEnd(rank *Rank, res *scheduler.PassResult, groupEnd float64)
+}
+
+// A Rank is one DP rank of one worker.
+type Rank struct {
+	Worker int // global worker index
+	DP     int
+	Index  int // global rank index
+	Role   string
+	*scheduler.Rank
+}
+
+type worker struct {
+	index   int
+	role    string
+	roleIdx int // index inside its role
+	ranks   []*Rank
+	busy    bool
+	end     float64
+	planned []bool
+	// noopAt is the instant of the last pass that changed nothing; the
+	// worker does not start again at that instant unless poked.
+	noopAt float64
+	poked  bool
+}
+
+type session struct {
+	tokens []uint32
+	seq    identity.Sequence
+	first  int // global index of turn 0
+}
+
+// Engine is one replay run.
+type Engine struct {
+	cfg  *config.Config
+	wl   *trace.Workload
+	opts Options
+
+	ids     *identity.Table
+	reg     connector.Registry
+	workers []*worker
+	ranks   []*Rank
+	shared  []*connector.Domain
+
+	reqs     []request.Request
+	Records  []report.Request
+	sessions []session
+	arrivals arrivalHeap
+	driver   *load.Driver
+	place    *placement.Aggregated
+	cutoff   float64
+	now      float64
+	nextOut  uint32
+	done     int
+
+	CommittedPrefill int64
+	Preemptions      int64
+	Passes           int64
+	bs               int
+	checkErr         error
+}
+
+// New builds the engine for cfg and workload wl.
+func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) {
+	if cfg.Engine.Mode != config.ModeAggregated {
+		return nil, fmt.Errorf("not supported yet: engine.mode %q (P/D disaggregation)", cfg.Engine.Mode)
+	}
+	role := cfg.Engine.Workers.Aggregated
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, ids: identity.NewTable(1 << 12), bs: role.KVCache.BlockSize,
+		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase}
+	if cfg.Traffic.Stop.HasMaxVirtualTime {
+		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
+	}
+	if err := e.buildRole(role, config.RoleAggregated); err != nil {
+		return nil, err
+	}
+	e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
+
+	n := 0
+	e.sessions = make([]session, len(wl.Sessions))
+	for i := range wl.Sessions {
+		e.sessions[i].first = n
+		n += len(wl.Sessions[i].Turns)
+	}
+	e.reqs = make([]request.Request, n)
+	e.Records = make([]report.Request, n)
+	for s := range wl.Sessions {
+		ws := &wl.Sessions[s]
+		for t := range ws.Turns {
+			i := e.sessions[s].first + t
+			rec := report.NewRequest()
+			rec.Index = i
+			rec.RequestID = ws.Turns[t].RequestID
+			if rec.RequestID == "" {
+				rec.RequestID = fmt.Sprintf("%s-%d", ws.ID, t)
+			}
+			rec.SessionID = ws.ID
+			rec.Turn = t
+			rec.RequestedOutput = ws.Turns[t].OutputLength
+			e.Records[i] = rec
+			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t)}
+		}
+	}
+	e.driver = e.newDriver()
+	if opts.Observer != nil {
+		for _, r := range e.ranks {
+			opts.Observer.Attach(r)
+		}
+	}
+	return e, nil
+}
+
+func (e *Engine) newDriver() *load.Driver {
+	l := e.cfg.Traffic.Load
+	n := len(e.wl.Sessions)
+	switch l.Type {
+	case config.LoadTraceTimestamps:
+		a := make([]float64, n)
+		for i := range e.wl.Sessions {
+			a[i] = e.wl.Sessions[i].ArrivalMs
+		}
+		return load.NewTimestamps(a, l.Speedup)
+	case config.LoadPoisson:
+		return load.NewPoisson(n, openRate(l), l.Seed)
+	case config.LoadConstantRate:
+		return load.NewConstantRate(n, openRate(l))
+	}
+	return load.NewClosed(n, l.Concurrency)
+}
+
+func openRate(l config.Load) float64 {
+	if l.SessionsPerSecond > 0 {
+		return l.SessionsPerSecond
+	}
+	return l.RequestsPerSecond
+}
+
+// buildRole creates the workers, ranks, G1 pools and G2 domains of a role.
+func (e *Engine) buildRole(role *config.Role, name string) error {
+	kv := role.KVCache
+	sc := scheduler.Config{
+		Role: scheduler.Aggregated, BlockSize: kv.BlockSize, Capacity: kv.CapacityBlocks,
+		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
+		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
+		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
+	}
+	var rules connector.Rules
+	var shared *connector.Domain
+	ho := kv.HostOffload
+	if ho != nil {
+		var err error
+		if rules, err = connector.Profile(ho.Connector); err != nil {
+			return err
+		}
+		if ho.Scope == config.ScopeClusterShared {
+			fs := &transfer.FairShare{PoolGBps: [2]float64{ho.SharedD2HBandwidthGBps, ho.SharedH2DBandwidthGBps}}
+			shared = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, fs, &e.reg)
+			e.shared = append(e.shared, shared)
+		}
+	}
+	for w := 0; w < role.Parallelism.Replicas; w++ {
+		wk := &worker{index: len(e.workers), role: name, roleIdx: w, noopAt: math.NaN()}
+		for d := 0; d < role.Parallelism.AttentionData; d++ {
+			rk := &Rank{Worker: wk.index, DP: d, Index: len(e.ranks), Role: name,
+				Rank: scheduler.New(sc, e.ids, e)}
+			if ho != nil {
+				dom := shared
+				if dom == nil {
+					dom = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, nil, &e.reg)
+				}
+				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
+					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
+						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})
+			}
+			wk.ranks = append(wk.ranks, rk)
+			e.ranks = append(e.ranks, rk)
+		}
+		wk.planned = make([]bool, len(wk.ranks))
+		e.workers = append(e.workers, wk)
+	}
+	return nil
+}
+
+// Ranks returns every DP rank in global order.
+func (e *Engine) Ranks() []*Rank { return e.ranks }
+
+// Identities returns the run's identity table.
+func (e *Engine) Identities() *identity.Table { return e.ids }
+
+// SharedDomains returns the cluster_shared G2 pools.
+func (e *Engine) SharedDomains() []*connector.Domain { return e.shared }
+
+// Now is the virtual time reached.
+func (e *Engine) Now() float64 { return e.now }
+
+// NextOutputToken hands out generated token ids (scheduler.TokenSource):
+// planned ids when the trace gives them, otherwise fresh ids above every
+// content id, so generated content never collides with anything.
+func (e *Engine) NextOutputToken(r *request.Request) uint32 {
+	if r.OutputIDs != nil {
+		return r.OutputIDs[r.Output]
+	}
+	t := e.nextOut
+	e.nextOut++
+	return t
+}
+
+// Run replays the workload to the end (or the soft cutoff).
+func (e *Engine) Run() error {
+	e.driver.Start(e.startSession)
+	total := len(e.reqs)
+	lastReport := -1
+	for {
+		t := e.nextEvent()
+		if math.IsInf(t, 1) || t > e.cutoff {
+			break
+		}
+		e.now = t
+		e.settle()
+		if e.checkErr != nil {
+			return e.checkErr
+		}
+		if e.opts.Progress != nil && e.done/1024 != lastReport {
+			lastReport = e.done / 1024
+			e.opts.Progress(e.done, total)
+		}
+	}
+	if e.opts.Progress != nil {
+		e.opts.Progress(e.done, total)
+	}
+	return nil
+}
+
+func (e *Engine) nextEvent() float64 {
+	t := math.Inf(1)
+	if len(e.arrivals) > 0 {
+		t = e.arrivals[0].at
+	}
+	for _, w := range e.workers {
+		if w.busy {
+			t = math.Min(t, w.end)
+			continue
+		}
+		for _, rk := range w.ranks {
+			if rk.Host != nil {
+				t = math.Min(t, math.Max(e.now, rk.Host.NextDeadline()))
+			}
+		}
+		if w.canStart(e.now) {
+			t = math.Min(t, e.now)
+		}
+	}
+	for _, d := range e.shared {
+		t = math.Min(t, d.Next())
+	}
+	return t
+}
+
+func (w *worker) runnable() bool {
+	for _, rk := range w.ranks {
+		if rk.Runnable() {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *worker) canStart(now float64) bool {
+	if w.busy || !w.runnable() {
+		return false
+	}
+	return w.poked || w.noopAt != now
+}
+
+// settle applies every effect at e.now until nothing changes.
+func (e *Engine) settle() {
+	now := e.now
+	for {
+		changed := false
+		for _, d := range e.shared {
+			if d.Advance(now) {
+				changed = true
+			}
+		}
+		changed = e.tickIdle(now) || changed
+		for _, w := range e.workers {
+			if w.busy && w.end <= now {
+				e.completePass(w)
+				changed = true
+			}
+		}
+		changed = e.tickIdle(now) || changed
+		for _, w := range e.workers {
+			if w.canStart(now) {
+				e.startPass(w, now)
+				changed = true
+			}
+		}
+		for len(e.arrivals) > 0 && e.arrivals[0].at <= now {
+			a := heap.Pop(&e.arrivals).(arrival)
+			e.dispatch(a.session, a.turn, now)
+			changed = true
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// tickIdle applies due transfer completions on idle workers' ranks and
+// wakes their sleepers.
+func (e *Engine) tickIdle(now float64) bool {
+	changed := false
+	for _, w := range e.workers {
+		if w.busy {
+			continue
+		}
+		for _, rk := range w.ranks {
+			if rk.Host != nil && rk.Host.Tick(now) {
+				rk.WakeSleepers()
+				w.poked = true
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// startPass starts a group pass: the ranks runnable now plan their batches
+// in DP order; the others plan nothing (replay-model.md §5).
+func (e *Engine) startPass(w *worker, now float64) {
+	w.busy, w.poked = true, false
+	end := now
+	for i, rk := range w.ranks {
+		w.planned[i] = rk.Runnable()
+		if !w.planned[i] {
+			continue
+		}
+		if e.opts.Observer != nil {
+			e.opts.Observer.PassStart(rk, now)
+		}
+		res := rk.Pass(now)
+		end = math.Max(end, res.End)
+	}
+	w.end = end
+	e.Passes++
+}
+
+// completePass ends w's group pass at w.end: every rank's engine boundary
+// first, then the planned ranks' tokens, completions and next-turn
+// readiness, all stamped with the group end.
+func (e *Engine) completePass(w *worker) {
+	end := w.end
+	w.busy = false
+	changed := false
+	for _, rk := range w.ranks {
+		if rk.Host != nil && rk.Host.Boundary(end) {
+			rk.WakeSleepers()
+			w.poked = true
+		}
+	}
+	for i, rk := range w.ranks {
+		if !w.planned[i] {
+			continue
+		}
+		res := rk.Result()
+		if res.Changed {
+			changed = true
+		}
+		e.commit(rk, res, end)
+		if e.opts.Observer != nil {
+			e.opts.Observer.PassEnd(rk, res, end)
+		}
+		if e.opts.Check {
+			if err := e.check(rk); err != nil && e.checkErr == nil {
+				e.checkErr = fmt.Errorf("after pass ending at %v on worker %d rank %d: %w", end, rk.Worker, rk.DP, err)
+			}
+		}
+	}
+	if !changed {
+		w.noopAt = end
+	} else {
+		w.noopAt = math.NaN()
+	}
+}
+
+// commit records a completed pass in the report and moves sessions on.
+func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
+	e.CommittedPrefill += res.PrefillTokens
+	e.Preemptions += int64(len(res.Preempted))
+	pool := rk.Role
+	if pool == config.RoleAggregated {
+		pool = "agg"
+	}
+	for _, a := range res.Admissions {
+		rec := &e.Records[a.Req.Index]
+		if a.First {
+			rec.FirstAdmitMs = a.At
+			rec.FirstReused = a.Reused
+			rec.FirstG1, rec.FirstHost, rec.HasHost = a.G1, a.Host, a.HasHost
+		}
+		rec.Reused = a.Reused
+		if a.Readmission {
+			rec.Readmissions++
+		}
+		rec.Admissions = append(rec.Admissions, report.Admission{
+			Ordinal: len(rec.Admissions) + 1, PoolOrdinal: len(rec.Admissions) + 1, Pool: pool,
+			AtMs: a.At, Reused: a.Reused, G1: a.G1, Host: a.Host, HasHost: a.HasHost, Readmission: a.Readmission})
+	}
+	for _, r := range res.Emitted {
+		e.Records[r.Index].Token(end)
+	}
+	for _, r := range res.Finished {
+		rec := &e.Records[r.Index]
+		rec.Status = report.StatusCompleted
+		rec.TerminalMs = end
+		e.turnDone(r, end, true)
+	}
+	for _, r := range res.Rejected {
+		rec := &e.Records[r.Index]
+		rec.Status = report.StatusRejected
+		rec.TerminalMs = end
+		e.turnDone(r, end, false)
+	}
+}
+
+// turnDone hands a finished turn's session its next turn, or ends it.
+func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
+	e.done++
+	s := &e.sessions[r.Session]
+	ws := &e.wl.Sessions[r.Session]
+	if e.wl.Accumulate {
+		s.tokens = r.Tokens // generated tokens join the session's history
+	}
+	r.Tokens = nil
+	r.Slots = nil
+	next := int(r.Turn) + 1
+	if completed && next < len(ws.Turns) {
+		heap.Push(&e.arrivals, arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
+		return
+	}
+	// A rejected turn ends its session (replay-model.md §3 Decision).
+	s.tokens, s.seq.IDs = nil, nil
+	e.driver.SessionDone(at, e.startSession)
+}
+
+func (e *Engine) startSession(s int, at float64) {
+	heap.Push(&e.arrivals, arrival{at: at, session: int32(s), turn: 0})
+}
+
+// dispatch turns (session, turn) into a request and places it.
+func (e *Engine) dispatch(sIdx, turn int32, now float64) {
+	s := &e.sessions[sIdx]
+	t := &e.wl.Sessions[sIdx].Turns[turn]
+	r := &e.reqs[s.first+int(turn)]
+	rec := &e.Records[r.Index]
+	if e.wl.Accumulate {
+		s.tokens = appendContent(s.tokens, t)
+		r.Tokens = s.tokens
+		r.Seq = &s.seq
+	} else {
+		r.Tokens = appendContent(nil, t)
+		r.Seq = &identity.Sequence{}
+	}
+	r.Seq.Extend(e.ids, r.Tokens, e.bs, r.Index)
+	r.PromptLen = len(r.Tokens)
+	r.MaxOutput = t.OutputLength
+	r.OutputIDs = t.OutputTokens
+	rec.InputLength = r.PromptLen
+	rec.ArrivalMs, rec.DispatchedMs = now, now
+
+	tg := e.place.Next()
+	w := e.workers[tg.Worker]
+	rk := w.ranks[tg.Rank]
+	rk.Enqueue(r)
+	w.poked = true
+	rec.PrefillWorker = tg.Worker
+	rec.Routing = append(rec.Routing, report.Routing{Pool: "agg", Outcome: "routed", Worker: tg.Worker,
+		Schedule: rk.Index, DPRank: tg.Rank})
+}
+
+func appendContent(dst []uint32, t *trace.Turn) []uint32 {
+	n := 0
+	for _, id := range t.Content {
+		for k := 0; k < t.RunLength && n < t.ContentLength; k++ {
+			dst = append(dst, id)
+			n++
+		}
+	}
+	return dst
+}
+
+// G2Stats sums the connector counters of every rank.
+func (e *Engine) G2Stats() (s connector.Stats, evictions int64, ok bool) {
+	seen := map[*g2.Tier]bool{}
+	for _, rk := range e.ranks {
+		if rk.Host == nil {
+			continue
+		}
+		ok = true
+		st := rk.Host.Stats
+		s.Lookups += st.Lookups
+		s.LookupHits += st.LookupHits
+		s.LookupDefers += st.LookupDefers
+		s.StoresPrepared += st.StoresPrepared
+		s.StoreBlocks += st.StoreBlocks
+		s.StoreBytes += st.StoreBytes
+		s.LoadsQueued += st.LoadsQueued
+		s.LoadBlocks += st.LoadBlocks
+		s.LoadBytes += st.LoadBytes
+		if t := rk.Host.Tier(); !seen[t] {
+			seen[t] = true
+			evictions += t.Evictions
+		}
+	}
+	return s, evictions, ok
+}
+
+type arrival struct {
+	at      float64
+	session int32
+	turn    int32
+}
+
+// arrivalHeap orders ready turns by time, then session index, then turn
+// (replay-model.md §3: same-instant turns go in file order).
+type arrivalHeap []arrival
+
+func (h arrivalHeap) Len() int { return len(h) }
+func (h arrivalHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.session != b.session {
+		return a.session < b.session
+	}
+	return a.turn < b.turn
+}
+func (h arrivalHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *arrivalHeap) Push(x any)   { *h = append(*h, x.(arrival)) }
+func (h *arrivalHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Dispatched is the number of requests dispatched so far.
+func (e *Engine) Dispatched() int {
+	n := 0
+	for i := range e.Records {
+		if !math.IsNaN(e.Records[i].DispatchedMs) {
+			n++
+		}
+	}
+	return n
+}
+
+// RunStats returns the run-level figures the summary needs.
+func (e *Engine) RunStats() report.Run {
+	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes}
+	for _, r := range e.cfg.Roles() {
+		p := r.Parallelism
+		run.GPUs += p.Replicas * p.Pipeline * p.Tensor * p.AttentionData
+	}
+	if st, ev, ok := e.G2Stats(); ok {
+		run.G2 = &report.G2{Lookups: st.Lookups, LookupHits: st.LookupHits, LookupDefers: st.LookupDefers,
+			StoreJobs: st.StoresPrepared, StoreBlocks: st.StoreBlocks, StoreBytes: st.StoreBytes,
+			LoadJobs: st.LoadsQueued, LoadBlocks: st.LoadBlocks, LoadBytes: st.LoadBytes, Evictions: ev}
+	}
+	for _, d := range e.shared {
+		run.Domains = append(run.Domains, report.Domain{CapacityBlocks: d.Tier.Capacity(),
+			ResidentBlocks: d.Tier.NumResident(), UsedBlocks: d.Tier.Used()})
+	}
+	return run
+}

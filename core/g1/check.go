@@ -1,0 +1,60 @@
+package g1
+
+import "fmt"
+
+// Check verifies the pool's own invariants (docs/invariants.md, G1-1 to
+// G1-4) and returns the first violation.
+func (p *Pool) Check() error {
+	var free, private, cached int
+	for i := range p.slots {
+		sl := &p.slots[i]
+		if sl.ref < 0 || sl.pin < 0 || sl.hold < 0 {
+			return fmt.Errorf("G1-2: slot %d has a negative use count (ref %d pin %d hold %d)", i, sl.ref, sl.pin, sl.hold)
+		}
+		switch sl.state {
+		case Free:
+			free++
+		case Private:
+			private++
+		case Cached:
+			cached++
+			if p.firstCopy(sl.id) == nilSlot {
+				return fmt.Errorf("G1-4: cached slot %d (identity %d) is not indexed", i, sl.id)
+			}
+		}
+	}
+	if free+private+cached != len(p.slots) || free != len(p.free) {
+		return fmt.Errorf("G1-1: free %d (list %d) + private %d + cached %d != capacity %d", free, len(p.free), private, cached, len(p.slots))
+	}
+	n, prev := 0, nilSlot
+	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
+		if !p.idle(s) {
+			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle", s)
+		}
+		if p.slots[s].prev != prev {
+			return fmt.Errorf("G1-3: eviction queue link broken at slot %d", s)
+		}
+		prev = s
+		n++
+		if n > len(p.slots) {
+			return fmt.Errorf("G1-3: eviction queue has a cycle")
+		}
+	}
+	idle := 0
+	for i := range p.slots {
+		if p.idle(int32(i)) {
+			idle++
+		}
+	}
+	if n != p.qLen || idle != n {
+		return fmt.Errorf("G1-3: eviction queue holds %d copies (length %d) but %d are idle", n, p.qLen, idle)
+	}
+	for id, s := range p.first {
+		for c := s; c != nilSlot; c = p.slots[c].dupNext {
+			if p.slots[c].state != Cached || int(p.slots[c].id) != id {
+				return fmt.Errorf("G1-4: identity %d indexes slot %d holding %d", id, c, p.slots[c].id)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,363 @@
+// Package g1 owns the GPU block pool of one DP rank (connectors.md §1,
+// replay-model.md §7): free capacity, private and cached copies, the identity
+// index used by prefix lookups, and the eviction queue.
+//
+// The pool knows nothing about requests or transfers. Callers keep each
+// request's block table (a list of slot numbers) and tell the pool when a
+// copy gains or loses a user. Three kinds of user keep a cached copy out of
+// the eviction queue: references (a request uses the block), pins (a load
+// reservation will use it) and holds (a store is still copying it to G2).
+//
+// Rules that differ from vLLM on purpose (connectors.md §1.3, §7 item 1):
+// free capacity is always used before an idle cached copy is evicted.
+package g1
+
+import "github.com/kvsim/kvsim/core/identity"
+
+// Slot states.
+const (
+	Free    uint8 = iota // unoccupied
+	Private              // owned by one request, no identity yet (or a load reservation)
+	Cached               // has an identity
+)
+
+const nilSlot int32 = -1
+
+type slot struct {
+	state    uint8
+	reserved bool        // a private slot reserved as a load destination
+	id       identity.ID // identity when cached
+	ref      int32       // requests using the copy
+	pin      int32       // load reservations that will use the copy
+	hold     int32       // stores still copying the copy (SimpleCPU / shared pools)
+	// prev/next link the eviction queue while the copy is idle.
+	prev, next int32
+	// dupPrev/dupNext link the copies of one identity, oldest first.
+	dupPrev, dupNext int32
+	// dep is a pending store (transfer number) that still reads this
+	// capacity: whoever gets the slot next must not write it before that
+	// store completes (fence reuse, connectors.md §5.8). 0 = none.
+	dep int32
+}
+
+// Observer is told about every slot state change; the per-pass record
+// implements it. A nil observer costs one branch per change.
+type Observer interface {
+	// SlotChanged reports that slot's state, identity, users or queue
+	// membership changed.
+	SlotChanged(slot int32)
+	// Evicted reports that the idle copy of id in slot left the pool to make
+	// room; SlotChanged follows for the slot's new use.
+	Evicted(slot int32, id identity.ID)
+}
+
+// A Pool is the G1 cache of one DP rank.
+type Pool struct {
+	slots []slot
+	free  []int32 // stack of unoccupied slots
+	// Eviction queue: head is the next victim, tail the most recently idle.
+	qHead, qTail int32
+	qLen         int
+	// first[id] is the oldest cached copy of id (nilSlot when none); last[id]
+	// the newest. Indexed by identity and grown on demand.
+	first, last []int32
+	obs         Observer
+}
+
+// New returns an empty pool of capacity slots.
+func New(capacity int) *Pool {
+	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), qHead: nilSlot, qTail: nilSlot}
+	for i := range p.slots {
+		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot, dupPrev: nilSlot, dupNext: nilSlot}
+		// Pop order hands out slot 0 first, which makes maps easy to read.
+		p.free[i] = int32(capacity - 1 - i)
+	}
+	return p
+}
+
+// SetObserver installs o (nil removes it).
+func (p *Pool) SetObserver(o Observer) { p.obs = o }
+
+func (p *Pool) changed(s int32) {
+	if p.obs != nil {
+		p.obs.SlotChanged(s)
+	}
+}
+
+// Capacity is the number of slots.
+func (p *Pool) Capacity() int { return len(p.slots) }
+
+// NumFree is the number of unoccupied slots.
+func (p *Pool) NumFree() int { return len(p.free) }
+
+// NumIdle is the number of idle cached copies (the eviction queue's length).
+func (p *Pool) NumIdle() int { return p.qLen }
+
+// NumInUse is every occupied slot that is not idle: private slots, load
+// reservations and cached copies with a reference, pin or hold.
+func (p *Pool) NumInUse() int { return len(p.slots) - len(p.free) - p.qLen }
+
+// CanAlloc reports whether n fresh slots can be had (free + idle).
+func (p *Pool) CanAlloc(n int) bool { return n <= len(p.free)+p.qLen }
+
+func (p *Pool) firstCopy(id identity.ID) int32 {
+	if int(id) < len(p.first) {
+		return p.first[id]
+	}
+	return nilSlot
+}
+
+// Has reports whether id has a cached copy.
+func (p *Pool) Has(id identity.ID) bool { return p.firstCopy(id) != nilSlot }
+
+// Lookup counts the leading identities of ids that have a cached copy
+// (connectors.md §1.4) and how many of those copies are in use (not idle).
+func (p *Pool) Lookup(ids []identity.ID) (hits, active int) {
+	for _, id := range ids {
+		s := p.firstCopy(id)
+		if s == nilSlot {
+			break
+		}
+		hits++
+		if !p.idle(s) {
+			active++
+		}
+	}
+	return hits, active
+}
+
+// Copy returns the slot of id's oldest cached copy, or -1.
+func (p *Pool) Copy(id identity.ID) int32 { return p.firstCopy(id) }
+
+// IsIdle reports whether slot s holds an idle cached copy (in the queue).
+func (p *Pool) IsIdle(s int32) bool { return p.idle(s) }
+
+func (p *Pool) idle(s int32) bool {
+	sl := &p.slots[s]
+	return sl.state == Cached && sl.ref == 0 && sl.pin == 0 && sl.hold == 0
+}
+
+// Reference adds a user to id's oldest copy and returns its slot; id must be
+// cached.
+func (p *Pool) Reference(id identity.ID) int32 {
+	s := p.firstCopy(id)
+	p.addUse(s, &p.slots[s].ref)
+	return s
+}
+
+// Ref adds a reference to the cached copy in slot s.
+func (p *Pool) Ref(s int32) { p.addUse(s, &p.slots[s].ref) }
+
+// Pin adds a reservation pin to the cached copy in s.
+func (p *Pool) Pin(s int32) { p.addUse(s, &p.slots[s].pin) }
+
+// Hold adds a copy hold to the cached copy in s.
+func (p *Pool) Hold(s int32) { p.addUse(s, &p.slots[s].hold) }
+
+func (p *Pool) addUse(s int32, counter *int32) {
+	if p.idle(s) {
+		p.unlink(s)
+	}
+	*counter++
+	p.changed(s)
+}
+
+// Unpin drops a reservation pin.
+func (p *Pool) Unpin(s int32) { p.dropUse(s, &p.slots[s].pin) }
+
+// Unhold drops a copy hold.
+func (p *Pool) Unhold(s int32) { p.dropUse(s, &p.slots[s].hold) }
+
+// Release drops one request's use of slot s: a private slot returns to the
+// free capacity; a cached copy loses a reference and joins the queue tail
+// when nothing else uses it (connectors.md §1.6). Callers release a
+// request's blocks last block first.
+func (p *Pool) Release(s int32) {
+	sl := &p.slots[s]
+	if sl.state != Cached {
+		p.freeSlot(s)
+		return
+	}
+	p.dropUse(s, &sl.ref)
+}
+
+func (p *Pool) dropUse(s int32, counter *int32) {
+	*counter--
+	if *counter < 0 {
+		panic("g1: use count below zero")
+	}
+	if p.idle(s) {
+		p.pushTail(s)
+	}
+	p.changed(s)
+}
+
+func (p *Pool) freeSlot(s int32) {
+	sl := &p.slots[s]
+	if sl.state == Cached {
+		p.unindex(s)
+	}
+	sl.state = Free
+	sl.reserved = false
+	sl.id = identity.None
+	sl.ref, sl.pin, sl.hold = 0, 0, 0
+	p.free = append(p.free, s)
+	p.changed(s)
+}
+
+// Alloc takes n fresh private slots, appending them to out: free capacity
+// first, then idle copies from the queue head (connectors.md §1.3). It fails
+// with no side effect when fewer than n can be had.
+func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
+	if !p.CanAlloc(n) {
+		return out, false
+	}
+	for ; n > 0 && len(p.free) > 0; n-- {
+		s := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		p.slots[s].state = Private
+		p.changed(s)
+		out = append(out, s)
+	}
+	for ; n > 0; n-- {
+		s := p.qHead
+		id := p.slots[s].id
+		p.unlink(s)
+		p.unindex(s)
+		sl := &p.slots[s]
+		sl.state = Private
+		sl.id = identity.None
+		if p.obs != nil {
+			p.obs.Evicted(s, id)
+		}
+		p.changed(s)
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// Reserve takes n fresh slots like Alloc and marks them as load
+// destinations.
+func (p *Pool) Reserve(n int, out []int32) ([]int32, bool) {
+	start := len(out)
+	out, ok := p.Alloc(n, out)
+	if ok {
+		for _, s := range out[start:] {
+			p.slots[s].reserved = true
+			p.changed(s)
+		}
+	}
+	return out, ok
+}
+
+// Finalize gives the private slot s identity id and makes it a cached copy
+// with one reference (its owner's). A second copy of an identity is kept as
+// a duplicate; lookups use the oldest (connectors.md §1.2).
+func (p *Pool) Finalize(s int32, id identity.ID) {
+	sl := &p.slots[s]
+	sl.state = Cached
+	sl.reserved = false
+	sl.id = id
+	sl.ref = 1
+	p.index(s)
+	p.changed(s)
+}
+
+// Dep returns the pending store that still reads slot s (0 = none).
+func (p *Pool) Dep(s int32) int32 { return p.slots[s].dep }
+
+// SetDep records that store transfer t reads slot s.
+func (p *Pool) SetDep(s int32, t int32) { p.slots[s].dep = t }
+
+// ClearDep ends transfer t's dependency on s (a later store's dependency is
+// left alone).
+func (p *Pool) ClearDep(s int32, t int32) {
+	if p.slots[s].dep == t {
+		p.slots[s].dep = 0
+	}
+}
+
+// Slot describes one slot for checkers and the record.
+type Slot struct {
+	State          uint8
+	Reserved       bool
+	ID             identity.ID
+	Ref, Pin, Hold int32
+	Dep            int32
+	Idle           bool
+}
+
+// Inspect returns slot s's state.
+func (p *Pool) Inspect(s int32) Slot {
+	sl := &p.slots[s]
+	return Slot{State: sl.state, Reserved: sl.reserved, ID: sl.id, Ref: sl.ref, Pin: sl.pin,
+		Hold: sl.hold, Dep: sl.dep, Idle: p.idle(s)}
+}
+
+// IdleOrder appends the eviction queue, head (next victim) first, to out.
+func (p *Pool) IdleOrder(out []int32) []int32 {
+	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (p *Pool) pushTail(s int32) {
+	sl := &p.slots[s]
+	sl.prev, sl.next = p.qTail, nilSlot
+	if p.qTail != nilSlot {
+		p.slots[p.qTail].next = s
+	} else {
+		p.qHead = s
+	}
+	p.qTail = s
+	p.qLen++
+}
+
+func (p *Pool) unlink(s int32) {
+	sl := &p.slots[s]
+	if sl.prev != nilSlot {
+		p.slots[sl.prev].next = sl.next
+	} else {
+		p.qHead = sl.next
+	}
+	if sl.next != nilSlot {
+		p.slots[sl.next].prev = sl.prev
+	} else {
+		p.qTail = sl.prev
+	}
+	sl.prev, sl.next = nilSlot, nilSlot
+	p.qLen--
+}
+
+func (p *Pool) index(s int32) {
+	id := p.slots[s].id
+	for int(id) >= len(p.first) {
+		p.first = append(p.first, nilSlot)
+		p.last = append(p.last, nilSlot)
+	}
+	sl := &p.slots[s]
+	sl.dupPrev, sl.dupNext = p.last[id], nilSlot
+	if p.last[id] != nilSlot {
+		p.slots[p.last[id]].dupNext = s
+	} else {
+		p.first[id] = s
+	}
+	p.last[id] = s
+}
+
+func (p *Pool) unindex(s int32) {
+	sl := &p.slots[s]
+	id := sl.id
+	if sl.dupPrev != nilSlot {
+		p.slots[sl.dupPrev].dupNext = sl.dupNext
+	} else {
+		p.first[id] = sl.dupNext
+	}
+	if sl.dupNext != nilSlot {
+		p.slots[sl.dupNext].dupPrev = sl.dupPrev
+	} else {
+		p.last[id] = sl.dupPrev
+	}
+	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
+}

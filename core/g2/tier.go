@@ -1,0 +1,476 @@
+// Package g2 owns the host (CPU) tier's contents: which block identities it
+// holds, whether each is still being stored (pending) or resident, the pins
+// that loads and lookups put on entries, and the three eviction policies of
+// connectors.md §4. It does not know about time: transfers and their lanes
+// live in package transfer, and the connector profiles that decide when to
+// store, load and touch live in package connector.
+package g2
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/core/identity"
+)
+
+// Policy selects the eviction order (connectors.md §4).
+type Policy uint8
+
+const (
+	// CohortLRU is vLLM 0.24's LRU: one recency stamp per completion cohort,
+	// one per touched key, ties broken by identity order (§4.1).
+	CohortLRU Policy = iota
+	// Ranked is vLLM 0.32's order: keys ranked when their store is prepared,
+	// moved only by explicit touches (§4.2).
+	Ranked
+	// FreeQueue is SimpleCPU's queue of entries in the order they became
+	// free (§4.3).
+	FreeQueue
+)
+
+func (p Policy) String() string {
+	switch p {
+	case CohortLRU:
+		return "cohort_lru"
+	case Ranked:
+		return "ranked"
+	case FreeQueue:
+		return "free_queue"
+	}
+	return fmt.Sprintf("policy(%d)", p)
+}
+
+// State of one identity in the tier.
+type State uint8
+
+const (
+	Absent   State = iota
+	Pending        // a store is in flight: occupies capacity, unreadable, unevictable
+	Resident       // readable
+)
+
+const nilEntry int32 = -1
+
+type entry struct {
+	id      identity.ID
+	pending bool
+	pins    int32
+	// prev/next link the policy list. For CohortLRU and FreeQueue the list
+	// holds exactly the evictable entries; for Ranked it holds every entry.
+	prev, next int32
+	inList     bool
+	mark       uint32 // protection epoch of the store being admitted
+}
+
+// Observer is told about evictions and entry changes (the per-pass record).
+type Observer interface {
+	// EntryChanged reports that id was added, changed state or pins, or
+	// moved in the eviction order.
+	EntryChanged(id identity.ID)
+	// Evicted reports that id left the tier to make room.
+	Evicted(id identity.ID)
+}
+
+// A Tier is one G2 domain: a DP rank's private host cache, or a pool shared
+// by several ranks.
+type Tier struct {
+	capacity int
+	policy   Policy
+	entries  []entry
+	freeEnt  []int32
+	index    []int32 // identity -> entry, nilEntry when absent
+	n        int     // entries (pending included)
+	resident int
+	head     int32
+	tail     int32
+	epoch    uint32
+	obs      Observer
+	scratch  []int32
+	// Evictions counts entries evicted to make room.
+	Evictions int64
+}
+
+// NewTier returns an empty tier of capacity entries.
+func NewTier(capacity int, policy Policy) *Tier {
+	return &Tier{capacity: capacity, policy: policy, head: nilEntry, tail: nilEntry}
+}
+
+// SetObserver installs o (nil removes it).
+func (t *Tier) SetObserver(o Observer) { t.obs = o }
+
+// Policy returns the tier's eviction policy.
+func (t *Tier) Policy() Policy { return t.policy }
+
+// Capacity is the number of entries the tier can hold.
+func (t *Tier) Capacity() int { return t.capacity }
+
+// Used is the number of entries, pending included.
+func (t *Tier) Used() int { return t.n }
+
+// NumResident is the number of entries whose store completed.
+func (t *Tier) NumResident() int { return t.resident }
+
+// NumFree is capacity minus entries.
+func (t *Tier) NumFree() int { return t.capacity - t.n }
+
+func (t *Tier) find(id identity.ID) int32 {
+	if int(id) < len(t.index) {
+		return t.index[id]
+	}
+	return nilEntry
+}
+
+// Lookup returns id's state.
+func (t *Tier) Lookup(id identity.ID) State {
+	e := t.find(id)
+	switch {
+	case e == nilEntry:
+		return Absent
+	case t.entries[e].pending:
+		return Pending
+	}
+	return Resident
+}
+
+// Pins returns the pin count of id (0 when absent).
+func (t *Tier) Pins(id identity.ID) int32 {
+	if e := t.find(id); e != nilEntry {
+		return t.entries[e].pins
+	}
+	return 0
+}
+
+func (t *Tier) evictable(e int32) bool {
+	en := &t.entries[e]
+	return !en.pending && en.pins == 0
+}
+
+// NumEvictable counts resident, unpinned entries.
+func (t *Tier) NumEvictable() int {
+	if t.policy != Ranked {
+		c := 0
+		for e := t.head; e != nilEntry; e = t.entries[e].next {
+			c++
+		}
+		return c
+	}
+	c := 0
+	for e := t.head; e != nilEntry; e = t.entries[e].next {
+		if t.evictable(e) {
+			c++
+		}
+	}
+	return c
+}
+
+func (t *Tier) changed(id identity.ID) {
+	if t.obs != nil {
+		t.obs.EntryChanged(id)
+	}
+}
+
+// Touch refreshes the recency of the given keys in order: each present key
+// the policy lets move goes to the most-recent end. CohortLRU ignores
+// pending and pinned keys (they are outside its evictable set); Ranked moves
+// any present key, a pending one included (connectors.md §4.2 Decision);
+// FreeQueue has no touches.
+func (t *Tier) Touch(ids []identity.ID, reverse bool) {
+	if t.policy == FreeQueue {
+		return
+	}
+	n := len(ids)
+	for i := 0; i < n; i++ {
+		id := ids[i]
+		if reverse {
+			id = ids[n-1-i]
+		}
+		e := t.find(id)
+		if e == nilEntry || !t.entries[e].inList {
+			continue
+		}
+		if t.tail == e {
+			continue
+		}
+		t.unlink(e)
+		t.pushTail(e)
+		t.changed(id)
+	}
+}
+
+// StoreResult is the outcome of admitting a store (connectors.md §3.4).
+type StoreResult uint8
+
+const (
+	Prepared       StoreResult = iota // pending entries were created
+	AlreadyPresent                    // every key already had an entry
+	Retry                             // not enough evictable room; nothing changed
+)
+
+// PrepareProtected admits a whole-range store of keys (the offloading
+// profiles' mode). Keys without an entry become pending; room is made by
+// evicting, in policy order, resident unpinned entries that are not among
+// keys. The missing keys are appended to missing in key order.
+func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]identity.ID, StoreResult) {
+	start := len(missing)
+	for _, id := range keys {
+		if t.find(id) == nilEntry {
+			missing = append(missing, id)
+		}
+	}
+	need := len(missing) - start
+	if need == 0 {
+		return missing, AlreadyPresent
+	}
+	victims := need - t.NumFree()
+	if victims > 0 {
+		t.epoch++
+		for _, id := range keys {
+			if e := t.find(id); e != nilEntry {
+				t.entries[e].mark = t.epoch
+			}
+		}
+		t.scratch = t.scratch[:0]
+		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
+			if t.evictable(e) && t.entries[e].mark != t.epoch {
+				t.scratch = append(t.scratch, e)
+			}
+		}
+		if len(t.scratch) < victims {
+			return missing[:start], Retry
+		}
+		for _, e := range t.scratch {
+			t.evict(e)
+		}
+	}
+	for _, id := range missing[start:] {
+		t.addPending(id)
+	}
+	return missing, Prepared
+}
+
+// Room returns how many new entries a room-limited store could create now:
+// free capacity plus every evictable entry.
+func (t *Tier) Room() int { return t.NumFree() + t.NumEvictable() }
+
+// PrepareUnprotected creates pending entries for keys (none may be present),
+// evicting in policy order from all evictable entries as needed. The caller
+// sized keys with Room, so room always suffices (SimpleCPU's mode).
+func (t *Tier) PrepareUnprotected(keys []identity.ID) {
+	for _, id := range keys {
+		if t.NumFree() == 0 {
+			e := t.head
+			for e != nilEntry && !t.evictable(e) {
+				e = t.entries[e].next
+			}
+			if e == nilEntry {
+				panic("g2: room-limited store without room")
+			}
+			t.evict(e)
+		}
+		t.addPending(id)
+	}
+}
+
+func (t *Tier) addPending(id identity.ID) {
+	var e int32
+	if k := len(t.freeEnt); k > 0 {
+		e = t.freeEnt[k-1]
+		t.freeEnt = t.freeEnt[:k-1]
+	} else {
+		e = int32(len(t.entries))
+		t.entries = append(t.entries, entry{})
+	}
+	t.entries[e] = entry{id: id, pending: true, prev: nilEntry, next: nilEntry}
+	for int(id) >= len(t.index) {
+		t.index = append(t.index, nilEntry)
+	}
+	t.index[id] = e
+	t.n++
+	if t.policy == Ranked {
+		// Rank at store: the new key takes the most-recent place now.
+		t.pushTail(e)
+	}
+	t.changed(id)
+}
+
+func (t *Tier) evict(e int32) {
+	id := t.entries[e].id
+	if t.entries[e].inList {
+		t.unlink(e)
+	}
+	t.index[id] = nilEntry
+	t.freeEnt = append(t.freeEnt, e)
+	t.n--
+	t.resident--
+	t.Evictions++
+	if t.obs != nil {
+		t.obs.Evicted(id)
+	}
+}
+
+// CompleteStore makes the pending keys of one finished store resident. The
+// keys of one completion enter the eviction order together: as one cohort
+// ordered by identity for CohortLRU, in block order for FreeQueue; Ranked
+// keeps the place they got at preparation.
+func (t *Tier) CompleteStore(keys []identity.ID) {
+	for _, id := range keys {
+		e := t.find(id)
+		if e == nilEntry || !t.entries[e].pending {
+			panic("g2: completing a store that is not pending")
+		}
+		t.entries[e].pending = false
+		t.resident++
+	}
+	t.enterCohort(keys)
+	for _, id := range keys {
+		t.changed(id)
+	}
+}
+
+// enterCohort appends the keys that just became evictable.
+func (t *Tier) enterCohort(keys []identity.ID) {
+	switch t.policy {
+	case Ranked:
+		return
+	case FreeQueue:
+		for _, id := range keys {
+			if e := t.find(id); e != nilEntry && t.evictable(e) && !t.entries[e].inList {
+				t.pushTail(e)
+			}
+		}
+	case CohortLRU:
+		// One shared stamp: the cohort goes to the tail in identity order,
+		// the deterministic tie-break of connectors.md §4.1.
+		t.scratch = t.scratch[:0]
+		for _, id := range keys {
+			if e := t.find(id); e != nilEntry && t.evictable(e) && !t.entries[e].inList {
+				t.scratch = append(t.scratch, e)
+			}
+		}
+		sortByID(t.scratch, t.entries)
+		for _, e := range t.scratch {
+			t.pushTail(e)
+		}
+	}
+}
+
+func sortByID(es []int32, entries []entry) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && entries[es[j]].id < entries[es[j-1]].id; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+// Pin adds a pin to each resident key (a load or a SimpleCPU lookup). A
+// pinned entry cannot be evicted and leaves the CohortLRU and FreeQueue
+// lists.
+func (t *Tier) Pin(keys []identity.ID) {
+	for _, id := range keys {
+		e := t.find(id)
+		if e == nilEntry || t.entries[e].pending {
+			panic("g2: pinning a key that is not resident")
+		}
+		if t.entries[e].pins == 0 && t.policy != Ranked && t.entries[e].inList {
+			t.unlink(e)
+		}
+		t.entries[e].pins++
+		t.changed(id)
+	}
+}
+
+// Unpin drops one pin from each key; the keys whose last pin went re-enter
+// the eviction order together as one cohort (CohortLRU), in block order
+// (FreeQueue), or keep their rank (Ranked).
+func (t *Tier) Unpin(keys []identity.ID) {
+	for _, id := range keys {
+		e := t.find(id)
+		if e == nilEntry || t.entries[e].pins == 0 {
+			panic("g2: unpinning a key without a pin")
+		}
+		t.entries[e].pins--
+	}
+	t.enterCohort(keys)
+	for _, id := range keys {
+		t.changed(id)
+	}
+}
+
+// Order appends the identities in eviction order (next victim first) to
+// out, skipping entries that cannot be evicted now.
+func (t *Tier) Order(out []identity.ID) []identity.ID {
+	for e := t.head; e != nilEntry; e = t.entries[e].next {
+		if t.evictable(e) {
+			out = append(out, t.entries[e].id)
+		}
+	}
+	return out
+}
+
+// Entries appends every identity held (pending included) to out, in
+// policy-list order first and then the entries outside the list.
+func (t *Tier) Entries(out []identity.ID) []identity.ID {
+	for e := t.head; e != nilEntry; e = t.entries[e].next {
+		out = append(out, t.entries[e].id)
+	}
+	for i := range t.entries {
+		en := &t.entries[i]
+		if !en.inList && t.index[en.id] == int32(i) {
+			out = append(out, en.id)
+		}
+	}
+	return out
+}
+
+func (t *Tier) pushTail(e int32) {
+	en := &t.entries[e]
+	en.prev, en.next, en.inList = t.tail, nilEntry, true
+	if t.tail != nilEntry {
+		t.entries[t.tail].next = e
+	} else {
+		t.head = e
+	}
+	t.tail = e
+}
+
+func (t *Tier) unlink(e int32) {
+	en := &t.entries[e]
+	if en.prev != nilEntry {
+		t.entries[en.prev].next = en.next
+	} else {
+		t.head = en.next
+	}
+	if en.next != nilEntry {
+		t.entries[en.next].prev = en.prev
+	} else {
+		t.tail = en.prev
+	}
+	en.prev, en.next, en.inList = nilEntry, nilEntry, false
+}
+
+// Check verifies the tier's invariants: entry counts, and that the policy
+// list holds exactly what the policy says (so pinned and pending entries
+// can never be chosen as victims by a list walk that skips nothing).
+func (t *Tier) Check() error {
+	n, res := 0, 0
+	for i := range t.entries {
+		en := &t.entries[i]
+		if int(en.id) >= len(t.index) || t.index[en.id] != int32(i) {
+			continue
+		}
+		n++
+		if !en.pending {
+			res++
+		}
+		if en.pins < 0 {
+			return fmt.Errorf("G2-2: entry %d has %d pins", en.id, en.pins)
+		}
+		want := t.policy == Ranked || t.evictable(int32(i))
+		if en.inList != want {
+			return fmt.Errorf("G2-2: entry %d (pending %v, pins %d) list membership %v under %s", en.id, en.pending, en.pins, en.inList, t.policy)
+		}
+	}
+	if n != t.n || res != t.resident {
+		return fmt.Errorf("G2-1: counted %d entries (%d resident), tier says %d (%d)", n, res, t.n, t.resident)
+	}
+	return nil
+}

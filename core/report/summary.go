@@ -1,0 +1,180 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Domain is one shared G2 pool's state at the end of the run.
+type Domain struct {
+	CapacityBlocks int
+	ResidentBlocks int
+	UsedBlocks     int
+}
+
+// G2 is the host tier's traffic over the run, summed over ranks.
+type G2 struct {
+	Lookups, LookupHits, LookupDefers  int64
+	StoreJobs, StoreBlocks, StoreBytes int64
+	LoadJobs, LoadBlocks, LoadBytes    int64
+	Evictions                          int64
+}
+
+// Run is what the engine reports besides the per-request records.
+type Run struct {
+	CommittedPrefillTokens int64
+	Preemptions            int64
+	Passes                 int64
+	// GPUs is Σ over roles of workers × GPUs per worker.
+	GPUs    int
+	G2      *G2      // nil without host offload
+	Domains []Domain // shared pools only
+}
+
+// Dist is one latency distribution.
+type Dist struct {
+	N                                               int
+	Mean, Min, Max, Median, P75, P90, P95, P99, Std float64
+}
+
+// Summary is prediction.json's summary.
+type Summary struct {
+	NumRequests, CompletedRequests       int
+	TotalInputTokens, TotalOutputTokens  int64
+	DurationMs                           float64
+	RequestThroughputRPS                 float64
+	InputThroughput, OutputThroughput    float64
+	TotalThroughput                      float64
+	PrefixCacheReusedRatio               float64
+	FirstAdmissionPrefixCacheReusedRatio float64
+	CommittedPrefillTokens               int64
+	TTFT, TTST, TPOT, ITL, E2E           Dist
+	MaxITL                               float64
+	GPUHours                             float64
+	Preemptions                          int64
+	RejectedRequests                     int
+	// FirstAdmissionG1Tokens and FirstAdmissionHostTokens sum the
+	// first-admission attribution of completed requests (G2 runs only).
+	FirstAdmissionG1Tokens, FirstAdmissionHostTokens int64
+	G2                                               *G2
+	Domains                                          []Domain
+}
+
+// Summarize computes the summary over completed requests
+// (replay-model.md §14.1). dispatched counts the requests recorded.
+func Summarize(recs []Request, dispatched int, run Run) Summary {
+	s := Summary{NumRequests: dispatched, CommittedPrefillTokens: run.CommittedPrefillTokens,
+		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains}
+	var ttft, ttst, tpot, e2e []float64
+	itl := map[float64]int{}
+	var reused, firstReused int64
+	for i := range recs {
+		r := &recs[i]
+		if r.Status == StatusRejected {
+			s.RejectedRequests++
+		}
+		if !r.Completed() {
+			continue
+		}
+		s.CompletedRequests++
+		s.TotalInputTokens += int64(r.InputLength)
+		s.TotalOutputTokens += int64(r.Tokens)
+		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
+		reused += int64(r.Reused)
+		firstReused += int64(r.FirstReused)
+		if r.HasHost {
+			s.FirstAdmissionG1Tokens += int64(r.FirstG1)
+			s.FirstAdmissionHostTokens += int64(r.FirstHost)
+		}
+		if r.Tokens >= 1 {
+			ttft = append(ttft, r.FirstTokenMs-r.ArrivalMs)
+			e2e = append(e2e, r.LastTokenMs-r.ArrivalMs)
+		}
+		if r.Tokens >= 2 {
+			ttst = append(ttst, r.SecondTokenMs-r.FirstTokenMs)
+			tpot = append(tpot, (r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
+		}
+		for _, g := range r.Gaps {
+			itl[g.Ms] += g.Count
+		}
+	}
+	if s.DurationMs > 0 {
+		sec := s.DurationMs / 1000
+		s.RequestThroughputRPS = float64(s.CompletedRequests) / sec
+		s.InputThroughput = float64(s.TotalInputTokens) / sec
+		s.OutputThroughput = float64(s.TotalOutputTokens) / sec
+		s.TotalThroughput = float64(s.TotalInputTokens+s.TotalOutputTokens) / sec
+	}
+	if s.TotalInputTokens > 0 {
+		s.PrefixCacheReusedRatio = float64(reused) / float64(s.TotalInputTokens)
+		s.FirstAdmissionPrefixCacheReusedRatio = float64(firstReused) / float64(s.TotalInputTokens)
+	}
+	s.TTFT, s.TTST, s.TPOT, s.E2E = dist(ttft), dist(ttst), dist(tpot), dist(e2e)
+	s.ITL = histDist(itl)
+	s.MaxITL = s.ITL.Max
+	s.GPUHours = float64(run.GPUs) * s.DurationMs / 3.6e6
+	return s
+}
+
+// rank is the rounded-rank percentile index: floor((n−1)·p/100 + 0.5).
+func rank(n int, p float64) int {
+	return int(math.Floor(float64(n-1)*p/100 + 0.5))
+}
+
+func dist(v []float64) Dist {
+	if len(v) == 0 {
+		return Dist{}
+	}
+	slices.Sort(v)
+	n := len(v)
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(n)
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	at := func(p float64) float64 { return v[rank(n, p)] }
+	return Dist{N: n, Mean: mean, Min: v[0], Max: v[n-1], Median: at(50), P75: at(75), P90: at(90),
+		P95: at(95), P99: at(99), Std: math.Sqrt(ss / float64(n))}
+}
+
+// histDist is dist over samples given as value → count (inter-token gaps
+// take few distinct values, so this stays exact and small).
+func histDist(h map[float64]int) Dist {
+	if len(h) == 0 {
+		return Dist{}
+	}
+	keys := make([]float64, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	// Sum in sorted order: map order would make the last bits vary by run.
+	sort.Float64s(keys)
+	n := 0
+	sum := 0.0
+	for _, k := range keys {
+		n += h[k]
+		sum += k * float64(h[k])
+	}
+	mean := sum / float64(n)
+	ss := 0.0
+	for _, k := range keys {
+		ss += float64(h[k]) * (k - mean) * (k - mean)
+	}
+	at := func(p float64) float64 {
+		idx := rank(n, p)
+		for _, k := range keys {
+			if idx < h[k] {
+				return k
+			}
+			idx -= h[k]
+		}
+		return keys[len(keys)-1]
+	}
+	return Dist{N: n, Mean: mean, Min: keys[0], Max: keys[len(keys)-1], Median: at(50), P75: at(75),
+		P90: at(90), P95: at(95), P99: at(99), Std: math.Sqrt(ss / float64(n))}
+}

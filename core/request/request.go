@@ -1,0 +1,105 @@
+// Package request owns the state of one request (one turn of a session) as
+// the scheduler, the G1 pool's users and the connector profiles see it: its
+// tokens and block identities, how much of it has KV, its G1 block table and
+// its connector bookkeeping. It holds data only; the rules live in package
+// scheduler (the vLLM pass) and package connector (the G2 hooks).
+package request
+
+import "github.com/kvsim/kvsim/core/identity"
+
+// Status of a request inside one rank's scheduler.
+type Status uint8
+
+const (
+	Waiting   Status = iota // in the waiting queue, never admitted
+	Running                 // in the running list
+	Preempted               // back in the waiting queue after a preemption
+	Sleeping                // a connector waiter (deferred lookup or load)
+	Finished                // completed
+	Rejected                // refused at admission
+)
+
+// A Request is one turn.
+type Request struct {
+	Index   int32 // global request number (session-major trace order)
+	Session int32
+	Turn    int32
+
+	// Tokens is the known sequence: prompt then generated tokens. For
+	// accumulating sessions it aliases the session's buffer.
+	Tokens []uint32
+	// Seq holds the identities of Tokens' full blocks.
+	Seq       *identity.Sequence
+	PromptLen int
+	MaxOutput int
+	Output    int // tokens generated so far
+	// OutputIDs are the planned output token ids, or nil for generated ones.
+	OutputIDs []uint32
+
+	// Computed is how many tokens of Tokens have KV on this rank.
+	Computed int
+	// Slots is the G1 block table: Slots[j] holds block j.
+	Slots []int32
+
+	Status Status
+	// Asleep marks a connector waiter that waits for transfer progress.
+	Asleep      bool
+	Preemptions int
+	Admissions  int
+
+	Host Host
+}
+
+// Len is the number of known tokens.
+func (r *Request) Len() int { return len(r.Tokens) }
+
+// Remaining is the number of known tokens without KV.
+func (r *Request) Remaining() int { return len(r.Tokens) - r.Computed }
+
+// KnownBlocks is ceil(known tokens / block size).
+func (r *Request) KnownBlocks(bs int) int { return (len(r.Tokens) + bs - 1) / bs }
+
+// PromptBlocks is the number of full prompt blocks: the request's G2 keys.
+func (r *Request) PromptBlocks(bs int) int { return r.PromptLen / bs }
+
+// PromptKeys returns the identities of the full prompt blocks.
+func (r *Request) PromptKeys(bs int) []identity.ID { return r.Seq.IDs[:r.PromptLen/bs] }
+
+// Host is a request's connector bookkeeping. Package connector owns every
+// field; it lives here so that the scheduler can carry it without importing
+// the connector.
+type Host struct {
+	// Cursor is the next prompt block the store logic will consider.
+	Cursor int
+	// LatestStore is the request's most recent store transfer (0 = none).
+	LatestStore int32
+	// Load is the request's H2D, queued, in flight or completed and not yet
+	// consumed by an admission; nil when none.
+	Load *Load
+	// LookupPins are the G2 keys a SimpleCPU lookup pinned.
+	LookupPins []identity.ID
+	// FirstAdmissionSeen is set once the first admission's tier attribution
+	// has been reported.
+	FirstAdmissionSeen bool
+}
+
+// A Load is an H2D that restores a prefix from G2 into G1 slots the request
+// reserved (connectors.md §5.2).
+type Load struct {
+	Transfer int32
+	Keys     []identity.ID
+	// Base is the number of leading blocks already cached in G1 at the lookup
+	// (their copies are pinned in PrefixSlots); Keys follow them.
+	Base        int
+	PrefixSlots []int32
+	// DestSlots are the reserved fresh slots, one per key.
+	DestSlots []int32
+	// G1Tokens is the G1 hit tokens at the lookup that started the load.
+	G1Tokens int
+	// Footprint is the request's known blocks at the lookup.
+	Footprint int
+	Done      bool // the copy completed and DestSlots hold the blocks
+}
+
+// LoadedPrefix is Base + len(Keys): the prefix the load makes available.
+func (l *Load) LoadedPrefix() int { return l.Base + len(l.Keys) }

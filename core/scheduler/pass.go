@@ -1,0 +1,432 @@
+package scheduler
+
+import (
+	"github.com/kvsim/kvsim/core/connector"
+	"github.com/kvsim/kvsim/core/g1"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+)
+
+// Pass runs one scheduler pass starting at now (replay-model.md §6) and
+// returns what it did; the engine commits it at res.End. The result is
+// reused by the next call.
+func (k *Rank) Pass(now float64) *PassResult {
+	res := &k.res
+	res.Start, res.Changed = now, false
+	res.Scheduled = res.Scheduled[:0]
+	res.Emitted = res.Emitted[:0]
+	res.Finished = res.Finished[:0]
+	res.Rejected = res.Rejected[:0]
+	res.Admissions = res.Admissions[:0]
+	res.Preempted = res.Preempted[:0]
+	res.PrefillTokens = 0
+
+	budget := k.Cfg.MaxBatchedTokens
+	preempted := false
+
+	// Running loop: every running request gets min(remaining, budget).
+	for i := 0; i < len(k.running) && budget > 0; {
+		r := k.running[i]
+		switch k.schedule(r, false, 0, &budget, &preempted, now) {
+		case scheduled:
+			i++
+		case blocked:
+			i = len(k.running)
+		case currentPreempted:
+			// r left the running list; the next request moved into slot i.
+		}
+	}
+
+	// Waiting loop, only when nothing was preempted. With G2 a lookup has
+	// side effects, so none is made once the budget is spent.
+	if !preempted {
+		k.admitWaiting(now, &budget, &preempted)
+	}
+
+	// Stores, for every running request scheduled in this pass, in running
+	// order (connectors.md §2.1 step 4).
+	if k.Host != nil {
+		for _, r := range k.running {
+			if s := k.scheduledOf(r); s != nil {
+				k.Host.ObserveCompletedBlocks(r, s.Before, r.Computed, now)
+			}
+		}
+	}
+
+	k.time(now)
+	k.emitTokens()
+	if len(res.Scheduled) > 0 || len(res.Admissions) > 0 || len(res.Rejected) > 0 ||
+		len(res.Preempted) > 0 || res.End > now {
+		res.Changed = true
+	}
+	return res
+}
+
+func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
+	for i := range k.res.Scheduled {
+		if k.res.Scheduled[i].Req == r {
+			return &k.res.Scheduled[i]
+		}
+	}
+	return nil
+}
+
+// time applies the fixed pass-timing rule (connectors.md §2.4): prefill time
+// if any scheduled request does prefill work, decode time if any makes a
+// pure decode step; a request that finishes its prefill emits its first
+// token without decode time.
+func (k *Rank) time(now float64) {
+	res := &k.res
+	start := now
+	if k.Host != nil {
+		start = k.Host.ComputeStart(now)
+	}
+	res.ComputeStart = start
+	prefill, decode := false, false
+	for _, s := range res.Scheduled {
+		r := s.Req
+		if s.Tokens >= 1 && (s.Before < r.PromptLen || s.Tokens > 1) {
+			prefill = true
+			res.PrefillTokens += int64(s.Tokens)
+		} else if r.Computed == r.Len() && !k.generationComplete(r) {
+			decode = true
+		}
+	}
+	end := start
+	if prefill && k.Cfg.Role != Decode {
+		end += k.Cfg.PrefillMs
+	}
+	if decode && k.Cfg.Role != Prefill {
+		end += k.Cfg.DecodeMs
+	}
+	res.End = end
+}
+
+// emitTokens lets every running request whose known tokens all have KV
+// produce one token at the pass end; requests that reach their output
+// length (or the context limit) finish (replay-model.md §6 step 6).
+func (k *Rank) emitTokens() {
+	res := &k.res
+	kept := k.running[:0]
+	for _, r := range k.running {
+		if r.Computed < r.Len() {
+			kept = append(kept, r)
+			continue
+		}
+		if !k.generationComplete(r) {
+			tok := k.tokens.NextOutputToken(r)
+			r.Tokens = append(r.Tokens, tok)
+			r.Output++
+			r.Seq.Extend(k.ids, r.Tokens, k.Cfg.BlockSize, r.Index)
+			res.Emitted = append(res.Emitted, r)
+		}
+		if k.generationComplete(r) {
+			k.finish(r, res.End)
+			res.Finished = append(res.Finished, r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(k.running[len(kept):])
+	k.running = kept
+}
+
+func (k *Rank) generationComplete(r *request.Request) bool {
+	if r.Output >= r.MaxOutput {
+		return true
+	}
+	return k.Cfg.ContextLength > 0 && r.Len() >= k.Cfg.ContextLength
+}
+
+// finish runs the finish hook and then releases the request's blocks, last
+// block first (connectors.md §2.1 step 5).
+func (k *Rank) finish(r *request.Request, at float64) {
+	if k.Host != nil {
+		k.Host.Finish(r, k.res.Start)
+	}
+	k.release(r)
+	r.Status = request.Finished
+	k.emit(Event{Kind: EvFinish, Req: r, At: at})
+}
+
+func (k *Rank) release(r *request.Request) {
+	for j := len(r.Slots) - 1; j >= 0; j-- {
+		k.Pool.Release(r.Slots[j])
+	}
+	r.Slots = r.Slots[:0]
+}
+
+// schedule gives r min(remaining, budget) tokens starting after cached
+// tokens of reused prefix (waiting admissions) or its computed tokens
+// (running requests), allocating G1 blocks and preempting the last running
+// request while blocks are short.
+func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget *int, preempted *bool, now float64) outcome {
+	bs := k.Cfg.BlockSize
+	before := r.Computed + cached
+	promptBefore := min(before, r.PromptLen)
+	remaining := r.Len() - before
+	if promptLeft := r.PromptLen - promptBefore; promptLeft > 0 && !k.Cfg.ChunkedPrefill && promptLeft > *budget {
+		return blocked
+	}
+	n := min(remaining, *budget)
+	if n == 0 && remaining > 0 {
+		return blocked
+	}
+	target := before + n
+	for {
+		need := (target+bs-1)/bs - len(r.Slots)
+		if need <= 0 {
+			break
+		}
+		start := len(r.Slots)
+		slots, ok := k.Pool.Alloc(need, r.Slots)
+		if ok {
+			r.Slots = slots
+			if k.Host != nil {
+				k.Host.FenceAllocation(r.Slots[start:], now)
+			}
+			break
+		}
+		if fromWaiting {
+			// The admission test guarantees room; never preempt for a
+			// waiting request.
+			return blocked
+		}
+		victim := k.preemptLast(now)
+		*preempted = true
+		if victim == r {
+			return currentPreempted
+		}
+	}
+	// Blocks completed by this scheduling become cached at once, so a
+	// request scheduled later in the same pass can hit them (§1.5).
+	if k.Cfg.PrefixCaching {
+		for j := before / bs; j < target/bs; j++ {
+			if k.Pool.Inspect(r.Slots[j]).State != g1.Cached {
+				k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
+			}
+		}
+	}
+	r.Computed = target
+	*budget -= n
+	k.res.Scheduled = append(k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
+	return scheduled
+}
+
+// preemptLast preempts the last running request (vLLM's LIFO recompute
+// preemption, §6.1) and returns it.
+func (k *Rank) preemptLast(now float64) *request.Request {
+	v := k.running[len(k.running)-1]
+	k.running[len(k.running)-1] = nil
+	k.running = k.running[:len(k.running)-1]
+	var fb, fa float64
+	if k.Host != nil {
+		fb = k.Host.ComputeStart(now)
+		k.Host.Preempt(v, now)
+		fa = k.Host.ComputeStart(now)
+	}
+	// Undo its work in this pass, if any.
+	for i, s := range k.res.Scheduled {
+		if s.Req == v {
+			k.res.Scheduled = append(k.res.Scheduled[:i], k.res.Scheduled[i+1:]...)
+			break
+		}
+	}
+	k.release(v)
+	v.Computed = 0
+	v.Preemptions++
+	v.Status = request.Preempted
+	k.waiting.pushFront(v)
+	k.res.Preempted = append(k.res.Preempted, v)
+	k.emit(Event{Kind: EvPreempt, Req: v, At: now, FenceBefore: fb, FenceAfter: fa})
+	return v
+}
+
+// admitWaiting is the waiting loop of replay-model.md §6 step 3.
+func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
+	bs := k.Cfg.BlockSize
+	for len(k.running) < k.Cfg.MaxSequences && (k.Host == nil || *budget > 0) {
+		r, fromConn := k.nextCandidate()
+		if r == nil {
+			return
+		}
+		if k.Cfg.ContextLength > 0 && r.PromptLen >= k.Cfg.ContextLength {
+			k.reject(r, fromConn, now, "prompt reaches the context length")
+			continue
+		}
+		known := r.Len() / bs
+		hits, _ := k.Pool.Lookup(r.Seq.IDs[:known])
+		ld := r.Host.Load
+		frozen := ld != nil && ld.Done
+		if frozen {
+			// A consumed load fixes the cached prefix to exactly the loaded
+			// prefix (connectors.md §2.1 a).
+			hits = ld.LoadedPrefix()
+		}
+		var hit []identity.ID
+		g2Hit := false
+		if k.Host != nil {
+			res, h := k.Host.Lookup(r, hits, now)
+			switch res {
+			case connector.Defer:
+				k.sleep(r, fromConn)
+				continue
+			case connector.Hit:
+				hit, g2Hit = h, true
+			}
+		}
+		// Admission test (connectors.md §2.2).
+		knownBlocks := r.KnownBlocks(bs)
+		if r.Status == request.Waiting && knownBlocks > k.Cfg.Capacity {
+			k.reject(r, fromConn, now, "prompt exceeds the G1 capacity")
+			continue
+		}
+		capped := min(hits, (r.Len()-1)/bs)
+		active := 0
+		reserved := 0
+		if frozen {
+			active, reserved = capped, ld.LoadedPrefix()
+		} else {
+			for _, id := range r.Seq.IDs[:capped] {
+				if !k.Pool.IsIdle(k.Pool.Copy(id)) {
+					active++
+				}
+			}
+		}
+		needed := knownBlocks - max(active, reserved)
+		available := k.Pool.Capacity() - k.Pool.NumInUse()
+		if g2Hit {
+			available -= k.headroom()
+		}
+		if needed > available {
+			return
+		}
+		if g2Hit {
+			switch k.Host.StartLoad(r, hit, hits, now) {
+			case connector.Queued, connector.Deferred:
+				k.sleep(r, fromConn)
+				continue
+			case connector.CapacityBlocked:
+				return
+			}
+		}
+		if k.admit(r, fromConn, capped, frozen, budget, preempted, now) != scheduled {
+			return
+		}
+	}
+}
+
+// headroom is the G1 capacity promised to others that a G2-hit candidate
+// must leave alone: the blocks running chunked prefills still need, and for
+// every load queued or completed-not-admitted its footprint beyond the
+// loaded prefix (connectors.md §2.2).
+func (k *Rank) headroom() int {
+	bs := k.Cfg.BlockSize
+	h := 0
+	for _, r := range k.running {
+		if r.Computed < r.PromptLen {
+			h += r.KnownBlocks(bs) - len(r.Slots)
+		}
+	}
+	for _, r := range k.connWaiting {
+		if ld := r.Host.Load; ld != nil {
+			h += max(0, ld.Footprint-ld.LoadedPrefix())
+		}
+	}
+	return h
+}
+
+// admit builds r's block table from its cached prefix and schedules it.
+func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now float64) outcome {
+	bs := k.Cfg.BlockSize
+	r.Slots = r.Slots[:0]
+	if frozen {
+		ld := r.Host.Load
+		for _, s := range ld.PrefixSlots {
+			k.Pool.Ref(s)
+			k.Pool.Unpin(s)
+		}
+		r.Slots = append(r.Slots, ld.PrefixSlots...)
+		r.Slots = append(r.Slots, ld.DestSlots...)
+	} else {
+		for _, id := range r.Seq.IDs[:capped] {
+			r.Slots = append(r.Slots, k.Pool.Reference(id))
+		}
+	}
+	cached := capped * bs
+	out := k.schedule(r, true, cached, budget, preempted, now)
+	if out != scheduled {
+		// Unreachable while the admission test holds; undo the prefix.
+		k.release(r)
+		return out
+	}
+	k.dequeue(r, fromConn)
+	readmission := r.Admissions > 0
+	r.Admissions++
+	r.Status = request.Running
+	k.running = append(k.running, r)
+	a := Admission{Req: r, At: now, Reused: cached, G1: cached, Readmission: readmission}
+	if k.Host != nil {
+		a.HasHost = true
+		a.G1, a.Host, a.First = k.Host.Admitted(r, cached)
+	} else {
+		a.First = !readmission
+	}
+	k.res.Admissions = append(k.res.Admissions, a)
+	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: cached, G1: a.G1, Host: a.Host, Readmission: readmission})
+	return scheduled
+}
+
+// nextCandidate picks the waiting loop's head: the first awake connector
+// waiter, else the head of the waiting queue.
+func (k *Rank) nextCandidate() (*request.Request, bool) {
+	if k.awake > 0 {
+		for _, r := range k.connWaiting {
+			if !r.Asleep {
+				return r, true
+			}
+		}
+	}
+	return k.waiting.front(), false
+}
+
+// sleep makes r a sleeping connector waiter, keeping its FIFO place if it
+// already was one.
+func (k *Rank) sleep(r *request.Request, fromConn bool) {
+	if !fromConn {
+		k.waiting.popFront()
+		k.connWaiting = append(k.connWaiting, r)
+	} else {
+		k.awake--
+	}
+	r.Asleep = true
+	k.res.Changed = true
+}
+
+func (k *Rank) dequeue(r *request.Request, fromConn bool) {
+	if !fromConn {
+		k.waiting.popFront()
+		return
+	}
+	for i, x := range k.connWaiting {
+		if x == r {
+			k.connWaiting = append(k.connWaiting[:i], k.connWaiting[i+1:]...)
+			break
+		}
+	}
+	if !r.Asleep {
+		k.awake--
+	}
+	r.Asleep = false
+}
+
+func (k *Rank) reject(r *request.Request, fromConn bool, now float64, reason string) {
+	k.dequeue(r, fromConn)
+	if k.Host != nil {
+		k.Host.Cancel(r, now)
+	}
+	k.release(r)
+	r.Status = request.Rejected
+	k.res.Rejected = append(k.res.Rejected, r)
+	k.emit(Event{Kind: EvReject, Req: r, At: now, Reason: reason})
+}

@@ -1,0 +1,206 @@
+// Package scheduler owns the vLLM scheduler pass of one DP rank
+// (replay-model.md §6, connectors.md §2): the running list, the waiting and
+// connector-waiting queues, chunked prefill, LIFO recompute preemption, the
+// admission test, and the fixed pass-timing rule. It calls the G2 connector
+// only through the hooks of package connector, at the points connectors.md
+// §2.1 names, so the connector profiles plug in without touching this code.
+//
+// A pass is computed entirely at its start time, as aisimulate does: the
+// rank's state afterwards is the state "during" the pass, and nothing else
+// touches the rank until the pass ends. The engine commits the pass's
+// tokens, completions and admissions at PassResult.End.
+package scheduler
+
+import (
+	"github.com/kvsim/kvsim/core/connector"
+	"github.com/kvsim/kvsim/core/g1"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+)
+
+// Role of a rank's worker, for pass timing.
+type Role uint8
+
+const (
+	Aggregated Role = iota
+	Prefill
+	Decode
+)
+
+// Config is one rank's fixed configuration.
+type Config struct {
+	Role             Role
+	BlockSize        int
+	Capacity         int // G1 blocks
+	MaxBatchedTokens int
+	MaxSequences     int
+	ChunkedPrefill   bool
+	PrefixCaching    bool
+	ContextLength    int // 0 = no limit
+	PrefillMs        float64
+	DecodeMs         float64
+}
+
+// TokenSource hands out ids for generated output tokens.
+type TokenSource interface {
+	NextOutputToken(r *request.Request) uint32
+}
+
+// A Rank is one DP rank's scheduler with its G1 pool and optional G2
+// adapter.
+type Rank struct {
+	Cfg  Config
+	Pool *g1.Pool
+	// Host is the rank's G2 connector, nil without host offload.
+	Host   *connector.Adapter
+	ids    *identity.Table
+	tokens TokenSource
+
+	running []*request.Request
+	waiting deque
+	// connWaiting is the connector-waiter FIFO (vLLM's skipped_waiting):
+	// requests whose lookup deferred or whose load is queued or in flight.
+	connWaiting []*request.Request
+	awake       int // connector waiters not asleep
+
+	res PassResult
+	obs Observer
+}
+
+// Observer receives scheduler happenings for the per-pass record.
+type Observer interface {
+	SchedulerEvent(ev Event)
+}
+
+// EventKind names a scheduler happening.
+type EventKind uint8
+
+const (
+	EvAdmit EventKind = iota
+	EvPreempt
+	EvFinish
+	EvReject
+)
+
+// Event is one scheduler happening.
+type Event struct {
+	Kind        EventKind
+	Req         *request.Request
+	At          float64
+	Reused      int
+	G1, Host    int
+	Readmission bool
+	FenceBefore float64
+	FenceAfter  float64
+	Reason      string
+}
+
+// New returns an idle rank.
+func New(cfg Config, ids *identity.Table, tokens TokenSource) *Rank {
+	return &Rank{Cfg: cfg, Pool: g1.New(cfg.Capacity), ids: ids, tokens: tokens}
+}
+
+// SetObserver installs o (nil removes it).
+func (k *Rank) SetObserver(o Observer) { k.obs = o }
+
+func (k *Rank) emit(ev Event) {
+	if k.obs != nil {
+		k.obs.SchedulerEvent(ev)
+	}
+}
+
+// Enqueue puts a newly dispatched request at the back of the waiting queue.
+func (k *Rank) Enqueue(r *request.Request) {
+	r.Status = request.Waiting
+	k.waiting.pushBack(r)
+}
+
+// Runnable reports whether a pass would have something to consider: a
+// running or waiting request, an awake connector waiter, or prepared copies
+// that only a boundary submits (connectors.md §2.1 step 7).
+func (k *Rank) Runnable() bool {
+	return len(k.running) > 0 || k.waiting.len() > 0 || k.awake > 0 ||
+		(k.Host != nil && k.Host.HasUnsubmitted())
+}
+
+// Idle reports whether the rank holds no request at all.
+func (k *Rank) Idle() bool {
+	return len(k.running) == 0 && k.waiting.len() == 0 && len(k.connWaiting) == 0
+}
+
+// Running returns the running list (read only).
+func (k *Rank) Running() []*request.Request { return k.running }
+
+// NumWaiting is the number of queued requests, connector waiters included.
+func (k *Rank) NumWaiting() int { return k.waiting.len() + len(k.connWaiting) }
+
+// WakeSleepers wakes every sleeping connector waiter (any transfer
+// completion on the rank does, replay-model.md §5).
+func (k *Rank) WakeSleepers() {
+	for _, r := range k.connWaiting {
+		r.Asleep = false
+	}
+	k.awake = len(k.connWaiting)
+}
+
+// Scheduled is one request's work in a pass.
+type Scheduled struct {
+	Req *request.Request
+	// Before is the tokens already available before this pass (computed,
+	// or the reused prefix of a request admitted in this pass).
+	Before int
+	// Tokens is how many tokens the pass computes for the request.
+	Tokens   int
+	Admitted bool
+}
+
+// Admission is a request entering the running list.
+type Admission struct {
+	Req         *request.Request
+	At          float64
+	Reused      int
+	G1, Host    int  // tier attribution (Host only when G2 is on)
+	HasHost     bool // G2 enabled on the rank
+	First       bool // the request's first admission
+	Readmission bool
+}
+
+// PassResult is what one pass did. Its slices are reused by the next pass.
+type PassResult struct {
+	Start, ComputeStart, End float64
+	Scheduled                []Scheduled
+	// PrefillTokens is the tokens computed as prefill work
+	// (committed_prefill_tokens once the pass completes).
+	PrefillTokens int64
+	// Emitted lists the requests that produced one token at End.
+	Emitted  []*request.Request
+	Finished []*request.Request
+	Rejected []*request.Request
+	// Admissions happen at Start.
+	Admissions []Admission
+	Preempted  []*request.Request
+	// Changed is false when the pass scheduled nothing and moved no state,
+	// so running it again at the same instant would be pointless.
+	Changed bool
+}
+
+type outcome uint8
+
+const (
+	scheduled outcome = iota
+	blocked
+	currentPreempted
+)
+
+// Result returns the last pass's result.
+func (k *Rank) Result() *PassResult { return &k.res }
+
+// EachWaiting calls f for every queued request, connector waiters included.
+func (k *Rank) EachWaiting(f func(r *request.Request)) {
+	for i := 0; i < k.waiting.len(); i++ {
+		f(k.waiting.at(i))
+	}
+	for _, r := range k.connWaiting {
+		f(r)
+	}
+}
