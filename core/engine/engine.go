@@ -16,7 +16,6 @@
 package engine
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 
@@ -119,16 +118,15 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		return nil, fmt.Errorf("not supported yet: engine.mode %q (P/D disaggregation)", cfg.Engine.Mode)
 	}
 	role := cfg.Engine.Workers.Aggregated
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, ids: identity.NewTable(1 << 12), bs: role.KVCache.BlockSize,
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: role.KVCache.BlockSize,
 		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
-	if err := e.buildRole(role, config.RoleAggregated); err != nil {
-		return nil, err
-	}
 	e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
 
+	// Size every per-request buffer up front from the workload, so that the
+	// steady state allocates nothing per pass (acceptance.md §E).
 	n := 0
 	e.sessions = make([]session, len(wl.Sessions))
 	for i := range wl.Sessions {
@@ -137,6 +135,33 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	e.reqs = make([]request.Request, n)
 	e.Records = make([]report.Request, n)
+	slotCap := make([]int, n)
+	totalSlots, totalBlocks := 0, 0
+	for s := range wl.Sessions {
+		ws := &wl.Sessions[s]
+		known := 0
+		for t := range ws.Turns {
+			tu := &ws.Turns[t]
+			if !wl.Accumulate {
+				known = 0
+			}
+			known += tu.ContentLength + tu.OutputLength
+			c := known/e.bs + 1
+			slotCap[e.sessions[s].first+t] = c
+			totalSlots += c
+			if !wl.Accumulate {
+				totalBlocks += c
+			}
+		}
+		if wl.Accumulate {
+			totalBlocks += known/e.bs + 1
+		}
+	}
+	e.ids = identity.NewTable(totalBlocks)
+	slotArena := make([]int32, totalSlots)
+	admArena := make([]report.Admission, n)
+	routeArena := make([]report.Routing, n)
+	gapArena := make([]report.Gap, 2*n)
 	for s := range wl.Sessions {
 		ws := &wl.Sessions[s]
 		for t := range ws.Turns {
@@ -150,9 +175,18 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.SessionID = ws.ID
 			rec.Turn = t
 			rec.RequestedOutput = ws.Turns[t].OutputLength
+			rec.Admissions = admArena[i : i : i+1]
+			rec.Routing = routeArena[i : i : i+1]
+			rec.Gaps = gapArena[2*i : 2*i : 2*i+2]
 			e.Records[i] = rec
-			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t)}
+			c := slotCap[i]
+			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),
+				Slots: slotArena[:0:c]}
+			slotArena = slotArena[c:]
 		}
+	}
+	if err := e.buildRole(role, config.RoleAggregated); err != nil {
+		return nil, err
 	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
@@ -350,7 +384,7 @@ func (e *Engine) settle() {
 			}
 		}
 		for len(e.arrivals) > 0 && e.arrivals[0].at <= now {
-			a := heap.Pop(&e.arrivals).(arrival)
+			a := e.arrivals.pop()
 			e.dispatch(a.session, a.turn, now)
 			changed = true
 		}
@@ -486,10 +520,9 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 		s.tokens = r.Tokens // generated tokens join the session's history
 	}
 	r.Tokens = nil
-	r.Slots = nil
 	next := int(r.Turn) + 1
 	if completed && next < len(ws.Turns) {
-		heap.Push(&e.arrivals, arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
+		e.arrivals.push(arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
 		return
 	}
 	// A rejected turn ends its session (replay-model.md §3 Decision).
@@ -498,7 +531,7 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 }
 
 func (e *Engine) startSession(s int, at float64) {
-	heap.Push(&e.arrivals, arrival{at: at, session: int32(s), turn: 0})
+	e.arrivals.push(arrival{at: at, session: int32(s), turn: 0})
 }
 
 // dispatch turns (session, turn) into a request and places it.
@@ -508,12 +541,18 @@ func (e *Engine) dispatch(sIdx, turn int32, now float64) {
 	r := &e.reqs[s.first+int(turn)]
 	rec := &e.Records[r.Index]
 	if e.wl.Accumulate {
+		if s.tokens == nil {
+			n := sessionTokens(&e.wl.Sessions[sIdx])
+			s.tokens = make([]uint32, 0, n)
+			s.seq.IDs = make([]identity.ID, 0, n/e.bs+1)
+		}
 		s.tokens = appendContent(s.tokens, t)
 		r.Tokens = s.tokens
 		r.Seq = &s.seq
 	} else {
-		r.Tokens = appendContent(nil, t)
-		r.Seq = &identity.Sequence{}
+		n := t.ContentLength + t.OutputLength
+		r.Tokens = appendContent(make([]uint32, 0, n), t)
+		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
 	}
 	r.Seq.Extend(e.ids, r.Tokens, e.bs, r.Index)
 	r.PromptLen = len(r.Tokens)
@@ -530,6 +569,15 @@ func (e *Engine) dispatch(sIdx, turn int32, now float64) {
 	rec.PrefillWorker = tg.Worker
 	rec.Routing = append(rec.Routing, report.Routing{Pool: "agg", Outcome: "routed", Worker: tg.Worker,
 		Schedule: rk.Index, DPRank: tg.Rank})
+}
+
+// sessionTokens is the most tokens an accumulating session can reach.
+func sessionTokens(s *trace.Session) int {
+	n := 0
+	for i := range s.Turns {
+		n += s.Turns[i].ContentLength + s.Turns[i].OutputLength
+	}
+	return n
 }
 
 func appendContent(dst []uint32, t *trace.Turn) []uint32 {
@@ -575,13 +623,12 @@ type arrival struct {
 	turn    int32
 }
 
-// arrivalHeap orders ready turns by time, then session index, then turn
-// (replay-model.md §3: same-instant turns go in file order).
+// arrivalHeap is a min-heap of ready turns ordered by time, then session
+// index, then turn (replay-model.md §3: same-instant turns go in file
+// order). It is typed, not container/heap, so pushes allocate nothing.
 type arrivalHeap []arrival
 
-func (h arrivalHeap) Len() int { return len(h) }
-func (h arrivalHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+func (a arrival) before(b arrival) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -590,13 +637,42 @@ func (h arrivalHeap) Less(i, j int) bool {
 	}
 	return a.turn < b.turn
 }
-func (h arrivalHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *arrivalHeap) Push(x any)   { *h = append(*h, x.(arrival)) }
-func (h *arrivalHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *arrivalHeap) push(x arrival) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a[i].before(a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *arrivalHeap) pop() arrival {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && a[l].before(a[m]) {
+			m = l
+		}
+		if l+1 < n && a[l+1].before(a[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
 }
 
 // Dispatched is the number of requests dispatched so far.

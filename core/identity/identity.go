@@ -24,32 +24,86 @@ type Origin struct {
 
 // Table interns chained hashes. It is not safe for concurrent use; each run
 // owns one.
+//
+// Identities form a trie: a block's identity is a child of its parent
+// block's. Interning looks the hash up among the parent's children, which
+// are few and sit next to the parent just touched, so the replay's hottest
+// path (every new block of every request) costs no cache miss. Parents with
+// many children (block 0's parent, a shared system prompt) move their
+// children to one hash map.
 type Table struct {
-	byHash  map[uint64]ID
+	nodes   []node
 	origins []Origin
+	wide    map[uint64]ID
 }
+
+type node struct {
+	hash        uint64
+	first, next ID // first child, next sibling
+	kids        int32
+	wide        bool // children are in Table.wide
+}
+
+// wideAfter is the child count beyond which a parent's children go to the
+// hash map instead of its sibling list.
+const wideAfter = 8
 
 // NewTable returns an empty table sized for about n identities.
 func NewTable(n int) *Table {
-	return &Table{byHash: make(map[uint64]ID, n), origins: make([]Origin, 0, n)}
+	return &Table{nodes: make([]node, 0, n), origins: make([]Origin, 0, n), wide: make(map[uint64]ID)}
 }
 
-// Intern returns the ID of hash h, creating it with origin o when new.
-func (t *Table) Intern(h uint64, o Origin) ID {
-	if id, ok := t.byHash[h]; ok {
+// Child returns the identity with hash h whose parent is parent (None for
+// block 0), creating it with origin o when new.
+func (t *Table) Child(parent ID, h uint64, o Origin) ID {
+	var p *node
+	if parent != None {
+		p = &t.nodes[parent]
+	}
+	if p == nil || p.wide {
+		if id, ok := t.wide[h]; ok {
+			return id
+		}
+	} else {
+		for c := p.first; c != None; c = t.nodes[c].next {
+			if t.nodes[c].hash == h {
+				return c
+			}
+		}
+	}
+	id := ID(len(t.nodes))
+	t.nodes = append(t.nodes, node{hash: h, first: None, next: None})
+	t.origins = append(t.origins, o)
+	if parent == None {
+		t.wide[h] = id
 		return id
 	}
-	id := ID(len(t.origins))
-	t.byHash[h] = id
-	t.origins = append(t.origins, o)
+	p = &t.nodes[parent]
+	switch {
+	case p.wide:
+		t.wide[h] = id
+	case p.kids+1 > wideAfter:
+		for c := p.first; c != None; c = t.nodes[c].next {
+			t.wide[t.nodes[c].hash] = c
+		}
+		t.wide[h] = id
+		p.wide = true
+	default:
+		t.nodes[id].next = p.first
+		p.first = id
+	}
+	p.kids++
 	return id
 }
+
+// Hash returns id's chained hash.
+func (t *Table) Hash(id ID) uint64 { return t.nodes[id].hash }
 
 // Origin returns where id was first computed.
 func (t *Table) Origin(id ID) Origin { return t.origins[id] }
 
 // Len is the number of identities created so far.
-func (t *Table) Len() int { return len(t.origins) }
+func (t *Table) Len() int { return len(t.nodes) }
 
 // Root is the parent hash of block 0.
 const Root uint64 = 0x243f6a8885a308d3
@@ -84,25 +138,21 @@ func fmix(h uint64) uint64 {
 // blocks. It extends itself incrementally as tokens are appended, so a
 // multi-turn session hashes every block exactly once.
 type Sequence struct {
-	IDs  []ID
-	last uint64 // hash of the last full block, Root when none
-}
-
-// Reset empties s for reuse, keeping its storage.
-func (s *Sequence) Reset() {
-	s.IDs = s.IDs[:0]
-	s.last = Root
+	IDs []ID
 }
 
 // Extend computes the identities of every full block of tokens not yet
 // covered, naming new identities after request req.
 func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
-	if len(s.IDs) == 0 {
-		s.last = Root
+	parent, last := None, Root
+	if n := len(s.IDs); n > 0 {
+		parent = s.IDs[n-1]
+		last = t.nodes[parent].hash
 	}
 	for j := len(s.IDs); (j+1)*blockSize <= len(tokens); j++ {
-		h := Chain(s.last, tokens[j*blockSize:(j+1)*blockSize])
-		s.last = h
-		s.IDs = append(s.IDs, t.Intern(h, Origin{Request: req, Block: int32(j)}))
+		h := Chain(last, tokens[j*blockSize:(j+1)*blockSize])
+		id := t.Child(parent, h, Origin{Request: req, Block: int32(j)})
+		s.IDs = append(s.IDs, id)
+		parent, last = id, h
 	}
 }

@@ -1,0 +1,67 @@
+package replay
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/traces"
+)
+
+// benchTrace is acceptance.md §E's trace: 10,000 sessions × 6 turns of the
+// §A shape.
+func benchTrace(tb testing.TB) []byte {
+	spec := trace.ConnectorsTraceDefault()
+	spec.Sessions = 10000
+	var b bytes.Buffer
+	if err := trace.WriteConnectorsTrace(&b, spec); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// benchSets turn §A's config into §E's: concurrency 64, max_sequences 64,
+// 8,192 batched tokens, 8,192 G1 blocks, no CPU tier unless extra says so.
+var benchSets = []string{
+	"traffic.load.concurrency=64",
+	"engine.workers.aggregated.scheduler.max_sequences=64",
+	"engine.workers.aggregated.scheduler.max_batched_tokens=8192",
+	"engine.workers.aggregated.kv_cache.capacity.blocks=8192",
+	hostOffload + "=null",
+}
+
+func benchRun(b *testing.B, extra []string) {
+	tr := benchTrace(b)
+	data, _ := traces.Read("connectors.yaml")
+	cfg, err := config.Parse("connectors.yaml", ".", data, append(append([]string{}, benchSets...), extra...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var passes int64
+	for i := 0; i < b.N; i++ {
+		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := Run(cfg, wl, engine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = res.PredictionJSON()
+		passes = res.Engine.Passes
+		if res.Summary.CompletedRequests != 60000 {
+			b.Fatalf("completed %d", res.Summary.CompletedRequests)
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(60000/sec, "requests/s")
+	b.ReportMetric(float64(passes)/sec, "passes/s")
+}
+
+// BenchmarkReplay is the §E benchmark without a CPU tier.
+func BenchmarkReplay(b *testing.B) { benchRun(b, nil) }
