@@ -1,6 +1,6 @@
 module github.com/kvsim/kvsim
 
-go 1.26
+go 1.26.0
 
 require github.com/goccy/go-yaml v1.19.2
 
@@ -19,6 +19,8 @@ require (
 	github.com/vugu/vugu v0.4.0 // indirect
 	github.com/vugu/xxhash v0.0.0-20191111030615-ed24d0179019 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/plot v0.17.0 // indirect
 )

@@ -16,6 +16,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -41,7 +42,16 @@ type Options struct {
 	Progress func(done, total int)
 	// Observer, when set, receives every state change (the per-pass record).
 	Observer Observer
+	// MaxPasses, when positive, stops the run with ErrTooManyPasses once
+	// that many group passes have started (the worker API's bound on work).
+	MaxPasses int64
+	// Rules, when set, may edit a connector profile's rules before the run
+	// (tests use it to switch a single rule).
+	Rules func(r *connector.Rules)
 }
+
+// ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
+var ErrTooManyPasses = errors.New("the run needs more passes than allowed")
 
 // Observer receives engine-level happenings; the per-pass record
 // implements it together with the scheduler, G1, G2 and connector
@@ -239,6 +249,9 @@ func (e *Engine) buildRole(role *config.Role, name string) error {
 		if rules, err = connector.Profile(ho.Connector); err != nil {
 			return err
 		}
+		if e.opts.Rules != nil {
+			e.opts.Rules(&rules)
+		}
 		if ho.Scope == config.ScopeClusterShared {
 			fs := &transfer.FairShare{PoolGBps: [2]float64{ho.SharedD2HBandwidthGBps, ho.SharedH2DBandwidthGBps}}
 			shared = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, fs, &e.reg)
@@ -306,6 +319,9 @@ func (e *Engine) Run() error {
 		e.settle()
 		if e.checkErr != nil {
 			return e.checkErr
+		}
+		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
+			return fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
 		}
 		if e.opts.Progress != nil && e.done/1024 != lastReport {
 			lastReport = e.done / 1024
