@@ -197,6 +197,7 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 	}
 	ld := &request.Load{Base: base, G1Tokens: base * a.bs, Footprint: r.KnownBlocks(a.bs)}
 	ids := r.Seq.IDs
+	a.pool.For(r.Index)
 	// Pin the G1 prefix first so that reserving fresh slots cannot evict it.
 	for j := 0; j < base; j++ {
 		s := a.pool.Copy(ids[j])
@@ -547,6 +548,7 @@ func (a *Adapter) deliver(t *Transfer) {
 // the finish hook; the caller releases the request's own G1 blocks.
 func (a *Adapter) Cancel(r *request.Request, now float64) {
 	if ld := r.Host.Load; ld != nil {
+		a.pool.For(r.Index)
 		t := a.dom.reg.Get(ld.Transfer)
 		if !ld.Done {
 			a.queued = removeT(a.queued, t)

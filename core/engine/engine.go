@@ -59,8 +59,14 @@ var ErrTooManyPasses = errors.New("the run needs more passes than allowed")
 type Observer interface {
 	// Attach is called once per rank before the run starts.
 	Attach(rank *Rank)
+	// Focus names the rank whose pass, boundary or idle tick runs next, so
+	// that changes with no rank of their own (a shared G2 pool's evictions)
+	// are attributed to it.
+	Focus(rank *Rank)
 	PassStart(rank *Rank, start float64)
 	PassEnd(rank *Rank, res *scheduler.PassResult, groupEnd float64)
+	// Finish is called once when the run ends.
+	Finish(e *Engine)
 }
 
 // A Rank is one DP rank of one worker.
@@ -281,6 +287,9 @@ func (e *Engine) buildRole(role *config.Role, name string) error {
 	return nil
 }
 
+// Records returns the per-request records (request ids, sessions).
+func (e *Engine) RequestRecords() []report.Request { return e.Records }
+
 // Ranks returns every DP rank in global order.
 func (e *Engine) Ranks() []*Rank { return e.ranks }
 
@@ -330,6 +339,9 @@ func (e *Engine) Run() error {
 	}
 	if e.opts.Progress != nil {
 		e.opts.Progress(e.done, total)
+	}
+	if e.opts.Observer != nil {
+		e.opts.Observer.Finish(e)
 	}
 	return nil
 }
@@ -419,7 +431,13 @@ func (e *Engine) tickIdle(now float64) bool {
 			continue
 		}
 		for _, rk := range w.ranks {
-			if rk.Host != nil && rk.Host.Tick(now) {
+			if rk.Host == nil {
+				continue
+			}
+			if e.opts.Observer != nil {
+				e.opts.Observer.Focus(rk)
+			}
+			if rk.Host.Tick(now) {
 				rk.WakeSleepers()
 				w.poked = true
 				changed = true
@@ -440,6 +458,7 @@ func (e *Engine) startPass(w *worker, now float64) {
 			continue
 		}
 		if e.opts.Observer != nil {
+			e.opts.Observer.Focus(rk)
 			e.opts.Observer.PassStart(rk, now)
 		}
 		res := rk.Pass(now)
@@ -457,6 +476,9 @@ func (e *Engine) completePass(w *worker) {
 	w.busy = false
 	changed := false
 	for _, rk := range w.ranks {
+		if e.opts.Observer != nil {
+			e.opts.Observer.Focus(rk)
+		}
 		if rk.Host != nil && rk.Host.Boundary(end) {
 			rk.WakeSleepers()
 			w.poked = true

@@ -38,6 +38,9 @@ type slot struct {
 	// capacity: whoever gets the slot next must not write it before that
 	// store completes (fence reuse, connectors.md §5.8). 0 = none.
 	dep int32
+	// owner is the request that last allocated, referenced, pinned or
+	// released the slot (-1 when none); the record shows it.
+	owner int32
 }
 
 // Observer is told about every slot state change; the per-pass record
@@ -62,13 +65,15 @@ type Pool struct {
 	// the newest. Indexed by identity and grown on demand.
 	first, last []int32
 	obs         Observer
+	// user is the request the caller is acting for (see For).
+	user int32
 }
 
 // New returns an empty pool of capacity slots.
 func New(capacity int) *Pool {
-	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), qHead: nilSlot, qTail: nilSlot}
+	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), qHead: nilSlot, qTail: nilSlot, user: -1}
 	for i := range p.slots {
-		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot, dupPrev: nilSlot, dupNext: nilSlot}
+		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot, dupPrev: nilSlot, dupNext: nilSlot, owner: -1}
 		// Pop order hands out slot 0 first, which makes maps easy to read.
 		p.free[i] = int32(capacity - 1 - i)
 	}
@@ -77,6 +82,14 @@ func New(capacity int) *Pool {
 
 // SetObserver installs o (nil removes it).
 func (p *Pool) SetObserver(o Observer) { p.obs = o }
+
+// For says which request (global index) the following allocations,
+// references, pins and releases act for, so the record can name a slot's
+// owner; it returns p for chaining. Results never depend on it.
+func (p *Pool) For(request int32) *Pool {
+	p.user = request
+	return p
+}
 
 func (p *Pool) changed(s int32) {
 	if p.obs != nil {
@@ -158,6 +171,9 @@ func (p *Pool) addUse(s int32, counter *int32) {
 	if p.idle(s) {
 		p.unlink(s)
 	}
+	if counter != &p.slots[s].hold {
+		p.slots[s].owner = p.user
+	}
 	*counter++
 	p.changed(s)
 }
@@ -174,6 +190,7 @@ func (p *Pool) Unhold(s int32) { p.dropUse(s, &p.slots[s].hold) }
 // request's blocks last block first.
 func (p *Pool) Release(s int32) {
 	sl := &p.slots[s]
+	sl.owner = p.user
 	if sl.state != Cached {
 		p.freeSlot(s)
 		return
@@ -216,6 +233,7 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		s := p.free[len(p.free)-1]
 		p.free = p.free[:len(p.free)-1]
 		p.slots[s].state = Private
+		p.slots[s].owner = p.user
 		p.changed(s)
 		out = append(out, s)
 	}
@@ -227,6 +245,7 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		sl := &p.slots[s]
 		sl.state = Private
 		sl.id = identity.None
+		sl.owner = p.user
 		if p.obs != nil {
 			p.obs.Evicted(s, id)
 		}
@@ -285,13 +304,14 @@ type Slot struct {
 	Ref, Pin, Hold int32
 	Dep            int32
 	Idle           bool
+	Owner          int32 // request that last allocated, used or released it
 }
 
 // Inspect returns slot s's state.
 func (p *Pool) Inspect(s int32) Slot {
 	sl := &p.slots[s]
 	return Slot{State: sl.state, Reserved: sl.reserved, ID: sl.id, Ref: sl.ref, Pin: sl.pin,
-		Hold: sl.hold, Dep: sl.dep, Idle: p.idle(s)}
+		Hold: sl.hold, Dep: sl.dep, Idle: p.idle(s), Owner: sl.owner}
 }
 
 // IdleOrder appends the eviction queue, head (next victim) first, to out.

@@ -61,12 +61,17 @@ type entry struct {
 	mark       uint32 // protection epoch of the store being admitted
 }
 
-// Observer is told about evictions and entry changes (the per-pass record).
+// Observer is told about every change of the tier (the per-pass record).
+// Replaying the calls rebuilds the tier's contents and eviction order.
 type Observer interface {
-	// EntryChanged reports that id was added, changed state or pins, or
-	// moved in the eviction order.
+	// EntryChanged reports that id was added (pending), became resident or
+	// changed pins.
 	EntryChanged(id identity.ID)
-	// Evicted reports that id left the tier to make room.
+	// Listed reports that id joined the policy list at its most-recent end
+	// (in true) or left it (in false).
+	Listed(id identity.ID, in bool)
+	// Evicted reports that id left the tier to make room (after Listed
+	// false when it was in the list).
 	Evicted(id identity.ID)
 }
 
@@ -83,6 +88,7 @@ type Tier struct {
 	head     int32
 	tail     int32
 	epoch    uint32
+	nEvict   int // resident, unpinned entries
 	obs      Observer
 	scratch  []int32
 	// Evictions counts entries evicted to make room.
@@ -145,22 +151,7 @@ func (t *Tier) evictable(e int32) bool {
 }
 
 // NumEvictable counts resident, unpinned entries.
-func (t *Tier) NumEvictable() int {
-	if t.policy != Ranked {
-		c := 0
-		for e := t.head; e != nilEntry; e = t.entries[e].next {
-			c++
-		}
-		return c
-	}
-	c := 0
-	for e := t.head; e != nilEntry; e = t.entries[e].next {
-		if t.evictable(e) {
-			c++
-		}
-	}
-	return c
-}
+func (t *Tier) NumEvictable() int { return t.nEvict }
 
 func (t *Tier) changed(id identity.ID) {
 	if t.obs != nil {
@@ -192,7 +183,6 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 		}
 		t.unlink(e)
 		t.pushTail(e)
-		t.changed(id)
 	}
 }
 
@@ -301,6 +291,7 @@ func (t *Tier) evict(e int32) {
 	t.freeEnt = append(t.freeEnt, e)
 	t.n--
 	t.resident--
+	t.nEvict--
 	t.Evictions++
 	if t.obs != nil {
 		t.obs.Evicted(id)
@@ -319,6 +310,7 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		}
 		t.entries[e].pending = false
 		t.resident++
+		t.nEvict++
 	}
 	t.enterCohort(keys)
 	for _, id := range keys {
@@ -370,8 +362,11 @@ func (t *Tier) Pin(keys []identity.ID) {
 		if e == nilEntry || t.entries[e].pending {
 			panic("g2: pinning a key that is not resident")
 		}
-		if t.entries[e].pins == 0 && t.policy != Ranked && t.entries[e].inList {
-			t.unlink(e)
+		if t.entries[e].pins == 0 {
+			t.nEvict--
+			if t.policy != Ranked && t.entries[e].inList {
+				t.unlink(e)
+			}
 		}
 		t.entries[e].pins++
 		t.changed(id)
@@ -388,6 +383,9 @@ func (t *Tier) Unpin(keys []identity.ID) {
 			panic("g2: unpinning a key without a pin")
 		}
 		t.entries[e].pins--
+		if t.entries[e].pins == 0 {
+			t.nEvict++
+		}
 	}
 	t.enterCohort(keys)
 	for _, id := range keys {
@@ -422,6 +420,9 @@ func (t *Tier) Entries(out []identity.ID) []identity.ID {
 }
 
 func (t *Tier) pushTail(e int32) {
+	if t.obs != nil {
+		t.obs.Listed(t.entries[e].id, true)
+	}
 	en := &t.entries[e]
 	en.prev, en.next, en.inList = t.tail, nilEntry, true
 	if t.tail != nilEntry {
@@ -433,6 +434,9 @@ func (t *Tier) pushTail(e int32) {
 }
 
 func (t *Tier) unlink(e int32) {
+	if t.obs != nil {
+		t.obs.Listed(t.entries[e].id, false)
+	}
 	en := &t.entries[e]
 	if en.prev != nilEntry {
 		t.entries[en.prev].next = en.next
@@ -451,7 +455,7 @@ func (t *Tier) unlink(e int32) {
 // list holds exactly what the policy says (so pinned and pending entries
 // can never be chosen as victims by a list walk that skips nothing).
 func (t *Tier) Check() error {
-	n, res := 0, 0
+	n, res, ev := 0, 0, 0
 	for i := range t.entries {
 		en := &t.entries[i]
 		if int(en.id) >= len(t.index) || t.index[en.id] != int32(i) {
@@ -464,13 +468,16 @@ func (t *Tier) Check() error {
 		if en.pins < 0 {
 			return fmt.Errorf("G2-2: entry %d has %d pins", en.id, en.pins)
 		}
+		if t.evictable(int32(i)) {
+			ev++
+		}
 		want := t.policy == Ranked || t.evictable(int32(i))
 		if en.inList != want {
 			return fmt.Errorf("G2-2: entry %d (pending %v, pins %d) list membership %v under %s", en.id, en.pending, en.pins, en.inList, t.policy)
 		}
 	}
-	if n != t.n || res != t.resident {
-		return fmt.Errorf("G2-1: counted %d entries (%d resident), tier says %d (%d)", n, res, t.n, t.resident)
+	if n != t.n || res != t.resident || ev != t.nEvict {
+		return fmt.Errorf("G2-1: counted %d entries (%d resident, %d evictable), tier says %d (%d, %d)", n, res, ev, t.n, t.resident, t.nEvict)
 	}
 	return nil
 }

@@ -1,33 +1,271 @@
 package record
 
 import (
-	"errors"
-	"io"
+	"fmt"
+	"strconv"
 )
 
-// A Record is a finished run's per-pass record.
+// A Record is a run's per-pass record: for every DP rank the G1 delta log,
+// the passes and their events; for every G2 domain its delta log. Build one
+// with a Recorder or Decode.
 type Record struct {
-	Ranks    []RankID
-	Blocks   []Block
-	Requests []string // request ids, by global request index
-	// G1Capacity and G2Capacity per rank (G2: 0 without host offload).
+	Ranks []RankID
+	// G1Capacity and Domain per rank (Domain -1 without host offload).
 	G1Capacity []int
+	Domain     []int
+	// G2Capacity per domain.
 	G2Capacity []int
-	passes     [][]passLog
+	// Requests and Sessions are request ids and their sessions by global
+	// request index.
+	Requests []string
+	Sessions []string
+
+	ranks   []*rankLog
+	domains []*domLog
+	// Blocks are named from origins (live record) or names (decoded).
+	origins       []origin
+	names         []string
+	blockOf       map[string]int32 // decoded records: name → block
+	arena         chunks[int32]    // block lists of events
+	sched         chunks[schedRaw] // scheduled requests of passes
+	pub           []Event          // decoded records: events as read
+	blockSessions []string         // decoded records: block → session
+	trs           map[int32]*trInfo
+	// work is the scratch state Seek rebuilds G1 into (a Record is not
+	// safe for concurrent seeks).
+	work []*g1State
+	seq  int
+	// BlockSize is the engine block size in tokens.
+	BlockSize int
 }
 
-type passLog struct{}
+type origin struct{ req, block int32 }
 
-var errTODO = errors.New("not supported yet: the per-pass record is being built")
+type trInfo struct {
+	kind    uint8 // 0 store, 1 load
+	req     int32
+	blocks  []int32
+	indices []int32
+}
+
+type rankLog struct {
+	g1       chunks[g1Delta]
+	passes   []passEntry
+	events   chunks[rawEvent]
+	ckpts    []g1Ckpt
+	lastCkpt int
+}
+
+type passEntry struct {
+	start, computeStart, end float64
+	schedOff, schedLen       int32 // scheduled requests in Record.sched
+	g1End, g2End, evEnd      int
+	final                    bool
+	seq                      int // global order of pass ends (line order)
+}
+
+type schedRaw struct{ req, tokens, prefill int32 }
+
+type g1Ckpt struct {
+	pass int // state after this pass (0: before the first)
+	pos  int // g1 log length then
+	st   g1Compact
+}
+
+type domLog struct {
+	ops      chunks[g2Op]
+	ckpts    []g2Ckpt
+	lastCkpt int
+}
+
+type g2Ckpt struct {
+	pos int
+	st  *g2State
+}
+
+// Block returns block b's human name and origin.
+func (r *Record) Block(b int32) Block {
+	if b < 0 {
+		return Block{}
+	}
+	if r.names != nil {
+		blk := parseName(r.names[b])
+		blk.Session = r.blockSessions[b]
+		return blk
+	}
+	o := r.origins[b]
+	req := r.Requests[o.req]
+	return Block{Name: req + "#" + strconv.Itoa(int(o.block)), Request: req, Index: int(o.block), Session: r.Sessions[o.req]}
+}
+
+func parseName(name string) Block {
+	b := Block{Name: name, Request: name}
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '#' {
+			b.Request = name[:i]
+			b.Index, _ = strconv.Atoi(name[i+1:])
+			break
+		}
+	}
+	return b
+}
+
+// BlockName returns block b's name ("" for -1).
+func (r *Record) BlockName(b int32) string { return r.Block(b).Name }
+
+// Request returns request i's id ("" for -1).
+func (r *Record) Request(i int32) string {
+	if i < 0 || int(i) >= len(r.Requests) {
+		return ""
+	}
+	return r.Requests[i]
+}
 
 // NumPasses is the number of passes rank ran (passes count from 1).
-func (r *Record) NumPasses(rank int) int { return len(r.passes[rank]) }
+func (r *Record) NumPasses(rank int) int {
+	n := len(r.ranks[rank].passes)
+	if n > 0 && r.ranks[rank].passes[n-1].final {
+		n--
+	}
+	return n
+}
 
-// Seek rebuilds rank's state at the end of pass (1-based).
-func (r *Record) Seek(rank, pass int) (*Snapshot, error) { return nil, errTODO }
+// NumLines is NumPasses plus one when changes trail the rank's last pass
+// (its passes.jsonl then ends with a "final" line for the run end).
+func (r *Record) NumLines(rank int) int { return len(r.ranks[rank].passes) }
 
-// WriteJSONL writes passes.jsonl: one object per pass per rank.
-func (r *Record) WriteJSONL(w io.Writer) error { return errTODO }
+// RankIndex returns the index of (worker, rank), or -1.
+func (r *Record) RankIndex(worker, rank int) int {
+	for i, id := range r.Ranks {
+		if id.Worker == worker && id.Rank == rank {
+			return i
+		}
+	}
+	return -1
+}
 
-// Decode reads passes.jsonl back into a Record.
-func Decode(rd io.Reader) (*Record, error) { return nil, errTODO }
+// Seek rebuilds rank's state at the end of pass (1-based; NumLines(rank)
+// gives the run's final state) with that pass's events.
+func (r *Record) Seek(rank, pass int) (*Snapshot, error) {
+	if rank < 0 || rank >= len(r.ranks) {
+		return nil, fmt.Errorf("no rank %d (the record has %d)", rank, len(r.ranks))
+	}
+	rl := r.ranks[rank]
+	if pass < 1 || pass > len(rl.passes) {
+		return nil, fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, len(rl.passes), pass)
+	}
+	snap := &Snapshot{}
+	r.seekInto(rank, pass, snap)
+	return snap, nil
+}
+
+// SeekInto is Seek reusing snap's slices (for scrubbing without garbage).
+func (r *Record) SeekInto(rank, pass int, snap *Snapshot) error {
+	if rank < 0 || rank >= len(r.ranks) {
+		return fmt.Errorf("no rank %d (the record has %d)", rank, len(r.ranks))
+	}
+	if pass < 1 || pass > len(r.ranks[rank].passes) {
+		return fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, len(r.ranks[rank].passes), pass)
+	}
+	r.seekInto(rank, pass, snap)
+	return nil
+}
+
+func (r *Record) seekInto(rank, pass int, snap *Snapshot) {
+	pe := &r.ranks[rank].passes[pass-1]
+	snap.Info = r.info(rank, pass)
+	snap.G1 = r.g1At(rank, pass).slots(snap.G1)
+	snap.Events = r.events(rank, pass)
+	snap.G2 = nil
+	if d := r.Domain[rank]; d >= 0 {
+		snap.G2 = r.g2At(d, pe.g2End).entries()
+	}
+}
+
+func (r *Record) info(rank, pass int) PassInfo {
+	pe := &r.ranks[rank].passes[pass-1]
+	var sc []Scheduled
+	for i := pe.schedOff; i < pe.schedOff+pe.schedLen; i++ {
+		x := r.sched.at(int(i))
+		sc = append(sc, Scheduled{Request: r.Request(x.req), Tokens: int(x.tokens), Prefill: int(x.prefill)})
+	}
+	return PassInfo{Pass: pass, Rank: r.Ranks[rank], StartMs: pe.start, ComputeStartMs: pe.computeStart,
+		EndMs: pe.end, Scheduled: sc, Final: pe.final}
+}
+
+// g1At rebuilds rank's G1 after pass.
+func (r *Record) g1At(rank, pass int) *g1State {
+	rl := r.ranks[rank]
+	k := 0
+	for i, c := range rl.ckpts {
+		if c.pass <= pass {
+			k = i
+		}
+	}
+	c := &rl.ckpts[k]
+	for len(r.work) <= rank {
+		r.work = append(r.work, nil)
+	}
+	if r.work[rank] == nil {
+		r.work[rank] = newG1State(r.G1Capacity[rank])
+	}
+	st := r.work[rank]
+	st.restore(&c.st)
+	pos := c.pos
+	for p := c.pass + 1; p <= pass; p++ {
+		end := rl.passes[p-1].g1End
+		for ; pos < end; pos++ {
+			st.apply(rl.g1.at(pos), int32(p))
+		}
+	}
+	return st
+}
+
+// g2At rebuilds domain d at log position pos.
+func (r *Record) g2At(d, pos int) *g2State {
+	dl := r.domains[d]
+	k := 0
+	for i, c := range dl.ckpts {
+		if c.pos <= pos {
+			k = i
+		}
+	}
+	c := dl.ckpts[k]
+	st := c.st.clone()
+	for i := c.pos; i < pos; i++ {
+		st.apply(dl.ops.at(i))
+	}
+	return st
+}
+
+// Stats describes the record's memory use.
+type Stats struct {
+	Passes       int
+	Changes      int   // G1 slot changes + G2 operations
+	Bytes        int64 // delta logs and checkpoints
+	BytesPerChng float64
+}
+
+// Stats measures the record.
+func (r *Record) Stats() Stats {
+	var s Stats
+	for _, rl := range r.ranks {
+		s.Passes += len(rl.passes)
+		s.Changes += rl.g1.len()
+		s.Bytes += int64(rl.g1.len()) * 12
+		for _, c := range rl.ckpts {
+			s.Bytes += int64(len(c.st.code))*(1+4*3) + int64(len(c.st.queue))*4
+		}
+	}
+	for _, dl := range r.domains {
+		s.Changes += dl.ops.len()
+		s.Bytes += int64(dl.ops.len()) * 8
+		for _, c := range dl.ckpts {
+			s.Bytes += int64(len(c.st.blocks))*(4+1+4+4+1+8) + int64(len(c.st.byBlock.keys))*8
+		}
+	}
+	if s.Changes > 0 {
+		s.BytesPerChng = float64(s.Bytes) / float64(s.Changes)
+	}
+	return s
+}

@@ -107,6 +107,9 @@ type PassInfo struct {
 	ComputeStartMs float64
 	EndMs          float64
 	Scheduled      []Scheduled
+	// Final marks the extra line that carries changes after the rank's
+	// last pass (transfers that complete while the rank idles to the end).
+	Final bool
 }
 
 // Snapshot is a rank's state at the end of one pass (after the boundary),

@@ -150,6 +150,7 @@ func (k *Rank) finish(r *request.Request, at float64) {
 }
 
 func (k *Rank) release(r *request.Request) {
+	k.Pool.For(r.Index)
 	for j := len(r.Slots) - 1; j >= 0; j-- {
 		k.Pool.Release(r.Slots[j])
 	}
@@ -179,7 +180,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 			break
 		}
 		start := len(r.Slots)
-		slots, ok := k.Pool.Alloc(need, r.Slots)
+		slots, ok := k.Pool.For(r.Index).Alloc(need, r.Slots)
 		if ok {
 			r.Slots = slots
 			if k.Host != nil {
@@ -340,6 +341,7 @@ func (k *Rank) headroom() int {
 func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now float64) outcome {
 	bs := k.Cfg.BlockSize
 	r.Slots = r.Slots[:0]
+	k.Pool.For(r.Index)
 	if frozen {
 		ld := r.Host.Load
 		for _, s := range ld.PrefixSlots {

@@ -1,0 +1,145 @@
+package record
+
+// Event kinds (record.md "Event kinds").
+const (
+	evLookup uint8 = iota
+	evAdmit
+	evPreempt
+	evFinish
+	evReject
+	evG1Evict
+	evStorePrepared
+	evStoreCursor
+	evD2HSubmit
+	evH2DSubmit
+	evD2HComplete
+	evH2DComplete
+	evG2Evict
+	evFence
+	evHoldRelease
+)
+
+var kindNames = [...]string{"lookup", "admit", "preempt", "finish", "reject", "g1_evict", "store_prepared",
+	"store_cursor", "d2h_submit", "h2d_submit", "d2h_complete", "h2d_complete", "g2_evict", "fence", "hold_release"}
+
+func kindOf(name string) (uint8, bool) {
+	for i, n := range kindNames {
+		if n == name {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// rawEvent is an event as stored: small and pointer-light, turned into an
+// Event only when someone looks.
+type rawEvent struct {
+	kind       uint8
+	flag       bool
+	reason     uint8 // index into reasons
+	req        int32
+	a, b, c, d int32
+	t1, t2     float64
+	tr         int32
+	boff, blen int32 // block list in Record.arena
+	pub        int32 // decoded records: 1 + index into Record.pub
+}
+
+// reasons are the strings events carry (rejections and fences).
+var reasons = []string{"", "prompt reaches the context length", "prompt exceeds the G1 capacity", "store_source", "preempt"}
+
+func reasonCode(s string) uint8 {
+	for i, r := range reasons {
+		if r == s {
+			return uint8(i)
+		}
+	}
+	reasons = append(reasons, s)
+	return uint8(len(reasons) - 1)
+}
+
+// Lookup results in rawEvent.b.
+var results = [...]string{"miss", "hit", "defer"}
+
+func (r *Record) events(rank, pass int) []Event {
+	rl := r.ranks[rank]
+	from := 0
+	if pass > 1 {
+		from = rl.passes[pass-2].evEnd
+	}
+	to := rl.passes[pass-1].evEnd
+	out := make([]Event, 0, to-from)
+	for i := from; i < to; i++ {
+		e := rl.events.at(i)
+		out = append(out, r.event(&e))
+	}
+	return out
+}
+
+func ip(v int32) *int       { x := int(v); return &x }
+func fp(v float64) *float64 { return &v }
+func bp(v bool) *bool       { return &v }
+
+func (r *Record) arenaNames(off, n int32) []string {
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.BlockName(r.arena.at(int(off) + i))
+	}
+	return out
+}
+
+func (r *Record) names32(bs []int32) []string {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = r.BlockName(b)
+	}
+	return out
+}
+
+func (r *Record) event(e *rawEvent) Event {
+	if e.pub > 0 {
+		return r.pub[e.pub-1]
+	}
+	ev := Event{Kind: kindNames[e.kind], Request: r.Request(e.req)}
+	switch e.kind {
+	case evLookup:
+		ev.G1Hits, ev.Result, ev.Blocks = ip(e.a), results[e.b], r.arenaNames(e.boff, e.blen)
+	case evAdmit:
+		ev.Reused, ev.G1, ev.Host, ev.Cursor, ev.Readmit = ip(e.a), ip(e.b), ip(e.c), ip(e.d), bp(e.flag)
+	case evPreempt:
+		ev.FenceFrom, ev.FenceTo = fp(e.t1), fp(e.t2)
+	case evReject:
+		ev.Reason = reasons[e.reason]
+	case evG1Evict:
+		ev.Block, ev.Slot = r.BlockName(e.a), ip(e.b)
+	case evStorePrepared:
+		tr := r.trs[e.tr]
+		ev.Transfer, ev.Blocks, ev.AtFinish = int(e.tr), r.names32(tr.blocks), bp(e.flag)
+		for _, x := range tr.indices {
+			ev.Indices = append(ev.Indices, int(x))
+		}
+	case evStoreCursor:
+		ev.Before, ev.After = ip(e.a), ip(e.b)
+	case evD2HSubmit, evH2DSubmit:
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.tr), r.names32(r.trs[e.tr].blocks), fp(e.t1)
+		if e.flag {
+			ev.DeadlineMs = fp(e.t2)
+		}
+	case evD2HComplete, evH2DComplete, evHoldRelease:
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.tr), r.names32(r.trs[e.tr].blocks), fp(e.t1)
+		if e.kind == evH2DComplete || e.kind == evD2HComplete {
+			ev.Request = r.Request(r.trs[e.tr].req)
+		}
+	case evG2Evict:
+		ev.Block = r.BlockName(e.a)
+	case evFence:
+		ev.Reason, ev.UntilMs = reasons[e.reason], fp(e.t1)
+	}
+	return ev
+}

@@ -1,0 +1,312 @@
+package record
+
+import (
+	"github.com/kvsim/kvsim/core/connector"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/g1"
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/scheduler"
+)
+
+// A Recorder builds a Record while the engine runs: pass it as
+// engine.Options.Observer. It is fed at every state change (never by
+// diffing snapshots) and keeps a live mirror of each pool only to cut
+// checkpoints.
+type Recorder struct {
+	rec   *Record
+	ranks []*rankRec
+	doms  map[*connector.Domain]*domRec
+	focus *rankRec
+	// LiveCheck, when set, is called at every pass end with the rank's
+	// index and pass number, while the engine state is that pass's end
+	// state (tests compare it with Seek).
+	LiveCheck func(rank, pass int)
+}
+
+type rankRec struct {
+	rr   *Recorder
+	idx  int
+	pool *g1.Pool
+	log  *rankLog
+	cur  *g1State
+	dom  *domRec
+	er   *engine.Rank
+}
+
+type domRec struct {
+	rr   *Recorder
+	idx  int
+	tier *g2.Tier
+	log  *domLog
+	cur  *g2State
+	cap  int
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{rec: &Record{trs: map[int32]*trInfo{}}, doms: map[*connector.Domain]*domRec{}}
+}
+
+// Record returns the record (complete once the run finished).
+func (rr *Recorder) Record() *Record { return rr.rec }
+
+// Attach joins one rank (engine.Observer).
+func (rr *Recorder) Attach(rk *engine.Rank) {
+	rec := rr.rec
+	rec.BlockSize = rk.Cfg.BlockSize
+	rl := &rankLog{}
+	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, cur: newG1State(rk.Pool.Capacity()), er: rk}
+	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.cur.compact()})
+	rr.ranks = append(rr.ranks, r)
+	rec.ranks = append(rec.ranks, rl)
+	rec.Ranks = append(rec.Ranks, RankID{Worker: rk.Worker, Rank: rk.DP, Role: rk.Role})
+	rec.G1Capacity = append(rec.G1Capacity, rk.Pool.Capacity())
+	rk.Pool.SetObserver(r)
+	rk.SetObserver(r)
+	dom := -1
+	if rk.Host != nil {
+		rk.Host.SetObserver(r)
+		d := rk.Host.Domain()
+		dr, ok := rr.doms[d]
+		if !ok {
+			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cur: newG2State(), cap: d.Tier.Capacity()}
+			dr.log.ckpts = append(dr.log.ckpts, g2Ckpt{pos: 0, st: dr.cur.clone()})
+			rr.doms[d] = dr
+			rec.domains = append(rec.domains, dr.log)
+			rec.G2Capacity = append(rec.G2Capacity, d.Tier.Capacity())
+			d.Tier.SetObserver(dr)
+		}
+		r.dom = dr
+		dom = dr.idx
+	}
+	rec.Domain = append(rec.Domain, dom)
+}
+
+func (rr *Recorder) rankOf(rk *engine.Rank) *rankRec { return rr.ranks[rk.Index] }
+
+// Focus notes which rank acts next (engine.Observer).
+func (rr *Recorder) Focus(rk *engine.Rank) { rr.focus = rr.rankOf(rk) }
+
+// PassStart is part of engine.Observer.
+func (rr *Recorder) PassStart(rk *engine.Rank, start float64) {}
+
+// PassEnd closes one pass of rk (engine.Observer).
+func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd float64) {
+	r := rr.rankOf(rk)
+	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd,
+		schedOff: int32(rr.rec.sched.len()), schedLen: int32(len(res.Scheduled))}
+	for _, s := range res.Scheduled {
+		pf := max(0, min(s.Before+s.Tokens, s.Req.PromptLen)-s.Before)
+		rr.rec.sched.add(schedRaw{req: s.Req.Index, tokens: int32(s.Tokens), prefill: int32(pf)})
+	}
+	r.closePass(pe)
+	if rr.LiveCheck != nil {
+		rr.LiveCheck(r.idx, len(r.log.passes))
+	}
+}
+
+func (r *rankRec) closePass(pe passEntry) {
+	rl := r.log
+	pe.g1End, pe.evEnd = rl.g1.len(), rl.events.len()
+	pe.seq = r.rr.rec.seq
+	r.rr.rec.seq++
+	if r.dom != nil {
+		pe.g2End = r.dom.log.ops.len()
+	}
+	rl.passes = append(rl.passes, pe)
+	capacity := r.pool.Capacity()
+	if rl.g1.len()-rl.lastCkpt >= checkpointEvery*capacity {
+		rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.cur.compact()})
+		rl.lastCkpt = rl.g1.len()
+	}
+	if d := r.dom; d != nil && d.log.ops.len()-d.log.lastCkpt >= checkpointEvery*max(d.cap, 1) {
+		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.cur.clone()})
+		d.log.lastCkpt = d.log.ops.len()
+	}
+}
+
+// Finish names blocks and requests and closes each rank's log with a final
+// line when changes trail its last pass (engine.Observer).
+func (rr *Recorder) Finish(e *engine.Engine) {
+	rec := rr.rec
+	recs := e.RequestRecords()
+	rec.Requests = make([]string, len(recs))
+	rec.Sessions = make([]string, len(recs))
+	for i := range recs {
+		rec.Requests[i], rec.Sessions[i] = recs[i].RequestID, recs[i].SessionID
+	}
+	ids := e.Identities()
+	rec.origins = make([]origin, ids.Len())
+	for i := range rec.origins {
+		o := ids.Origin(identity.ID(i))
+		rec.origins[i] = origin{req: o.Request, block: o.Block}
+	}
+	for _, r := range rr.ranks {
+		rl := r.log
+		last := passEntry{}
+		if n := len(rl.passes); n > 0 {
+			last = rl.passes[n-1]
+		}
+		trailing := rl.g1.len() > last.g1End || rl.events.len() > last.evEnd
+		if r.dom != nil && r.dom.log.ops.len() > last.g2End {
+			trailing = true
+		}
+		if trailing {
+			now := e.Now()
+			r.closePass(passEntry{start: now, computeStart: now, end: now, final: true})
+		}
+	}
+}
+
+// SlotChanged records one G1 slot change (g1.Observer).
+func (r *rankRec) SlotChanged(slot int32) {
+	s := r.pool.Inspect(slot)
+	code := codeFree
+	switch {
+	case s.State == g1.Free:
+	case s.State == g1.Private && s.Reserved:
+		code = codeReserved
+	case s.State == g1.Private:
+		code = codePrivate
+	case s.Ref > 0:
+		code = codeActive
+	case s.Pin > 0:
+		code = codeReserved
+	case s.Hold > 0:
+		code = codeHeld
+	default:
+		code = codeIdle
+	}
+	d := mkDelta(slot, code, int32(s.ID), s.Owner)
+	if code == codeFree {
+		d.owner = -1
+	}
+	r.log.g1.add(d)
+	r.cur.apply(d, int32(len(r.log.passes)+1))
+}
+
+// Evicted records a G1 eviction (g1.Observer).
+func (r *rankRec) Evicted(slot int32, id identity.ID) {
+	r.log.events.add(rawEvent{kind: evG1Evict, req: -1, a: int32(id), b: slot})
+}
+
+// SchedulerEvent records admissions, preemptions, finishes, rejections.
+func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
+	e := rawEvent{req: ev.Req.Index, t1: ev.At}
+	switch ev.Kind {
+	case scheduler.EvAdmit:
+		e.kind, e.a, e.b, e.c, e.d, e.flag = evAdmit, int32(ev.Reused), int32(ev.G1), int32(ev.Host), int32(ev.Req.Host.Cursor), ev.Readmission
+	case scheduler.EvPreempt:
+		e.kind, e.t1, e.t2 = evPreempt, ev.FenceBefore, ev.FenceAfter
+	case scheduler.EvFinish:
+		e.kind = evFinish
+	case scheduler.EvReject:
+		e.kind, e.reason = evReject, reasonCode(ev.Reason)
+	}
+	r.log.events.add(e)
+}
+
+func ids32(keys []identity.ID) []int32 {
+	out := make([]int32, len(keys))
+	for i, k := range keys {
+		out[i] = int32(k)
+	}
+	return out
+}
+
+// blocks stores a block list in the record's arena and returns its place.
+func (rr *Recorder) blocks(keys []identity.ID) (off, n int32) {
+	off = int32(rr.rec.arena.len())
+	for _, k := range keys {
+		rr.rec.arena.add(int32(k))
+	}
+	return off, int32(len(keys))
+}
+
+func (r *rankRec) transfer(t *connector.Transfer) int32 {
+	if _, ok := r.rr.rec.trs[t.ID]; !ok {
+		kind := uint8(0)
+		if t.Kind == connector.Load {
+			kind = 1
+		}
+		r.rr.rec.trs[t.ID] = &trInfo{kind: kind, req: reqIndex(t.Req), blocks: ids32(t.Keys), indices: t.Indices}
+	}
+	return t.ID
+}
+
+func reqIndex(r *request.Request) int32 {
+	if r == nil {
+		return -1
+	}
+	return r.Index
+}
+
+// ConnectorEvent records G2 lookups, stores, transfers and fences.
+func (r *rankRec) ConnectorEvent(ev connector.Event) {
+	e := rawEvent{req: reqIndex(ev.Req), t1: ev.At}
+	switch ev.Kind {
+	case connector.EvLookup:
+		e.kind, e.a, e.b = evLookup, int32(ev.G1Hits), int32(ev.Result)
+		e.boff, e.blen = r.rr.blocks(ev.Keys)
+	case connector.EvStorePrepared:
+		e.kind, e.tr, e.flag = evStorePrepared, r.transfer(ev.Transfer), ev.Transfer.AtFinish
+	case connector.EvStoreCursor:
+		e.kind, e.a, e.b = evStoreCursor, int32(ev.Before), int32(ev.After)
+	case connector.EvSubmit:
+		e.kind, e.tr = evD2HSubmit, r.transfer(ev.Transfer)
+		if ev.Transfer.Kind == connector.Load {
+			e.kind = evH2DSubmit
+		}
+		e.req = -1
+		if d := ev.Transfer.Deadline; d < 1e300 {
+			e.t2, e.flag = d, true
+		}
+	case connector.EvComplete:
+		e.kind, e.tr, e.req = evD2HComplete, r.transfer(ev.Transfer), -1
+		if ev.Transfer.Kind == connector.Load {
+			e.kind = evH2DComplete
+		}
+	case connector.EvFence:
+		e.kind, e.reason, e.t1 = evFence, reasonCode(ev.Reason), ev.Until
+	case connector.EvHoldRelease:
+		e.kind, e.tr, e.req = evHoldRelease, r.transfer(ev.Transfer), -1
+	}
+	r.log.events.add(e)
+}
+
+func (d *domRec) op(id identity.ID, op uint8) {
+	o := g2Op{block: int32(id), op: op}
+	d.log.ops.add(o)
+	d.cur.apply(o)
+}
+
+// EntryChanged records an entry's new state (g2.Observer).
+func (d *domRec) EntryChanged(id identity.ID) {
+	switch {
+	case d.tier.Lookup(id) == g2.Pending:
+		d.op(id, opPending)
+	case d.tier.Pins(id) > 0:
+		d.op(id, opPinned)
+	default:
+		d.op(id, opResident)
+	}
+}
+
+// Listed records a move in the eviction order (g2.Observer).
+func (d *domRec) Listed(id identity.ID, in bool) {
+	if in {
+		d.op(id, opListIn)
+	} else {
+		d.op(id, opListOut)
+	}
+}
+
+// Evicted records a G2 eviction, as an event of the rank acting now.
+func (d *domRec) Evicted(id identity.ID) {
+	d.op(id, opEvict)
+	if f := d.rr.focus; f != nil {
+		f.log.events.add(rawEvent{kind: evG2Evict, req: -1, a: int32(id)})
+	}
+}
