@@ -314,3 +314,52 @@ func BenchmarkSeek(b *testing.B) {
 		}
 	}
 }
+
+// TestDiffExplainsRestores is issue 4's §A check: kvsim diff between the
+// 192-block offloading_v0_24 and offloading_v0_32 runs names the first
+// divergent pass and the blocks v0_24 evicted that v0_32 kept, and the
+// restores v0_24 lost account for the whole difference in restored tokens.
+func TestDiffExplainsRestores(t *testing.T) {
+	a, _, _ := run(t, "connectors.yaml", connectorRows[4].sets, false)
+	b, _, _ := run(t, "connectors.yaml", connectorRows[5].sets, false)
+	d, err := record.Diff(a, b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.FirstDivergent == 0 {
+		t.Fatal("no divergent pass")
+	}
+	kept := 0
+	for _, p := range d.Passes {
+		for _, tb := range p.EvictedByAKeptByB {
+			if tb.Tier == "g2" {
+				kept++
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no G2 block evicted by v0_24 and kept by v0_32")
+	}
+	if len(d.OnlyA) != 0 {
+		t.Errorf("v0_24 made %d restores v0_32 did not; want none", len(d.OnlyA))
+	}
+	var out bytes.Buffer
+	d.Write(&out, "offloading_v0_24", "offloading_v0_32", 3)
+	t.Logf("\n%s", out.String())
+}
+
+func TestInspect(t *testing.T) {
+	rec, _, _ := run(t, "g2-restore.yaml", nil, false)
+	var out bytes.Buffer
+	if err := rec.Inspect(&out, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pass 3: start 200 ms", "h2d_submit #", "G1 (3 slots)", "G2 (4 of 8 blocks"} {
+		if !bytes.Contains(out.Bytes(), []byte(want)) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := rec.Inspect(&out, 0, 99); err == nil {
+		t.Error("pass 99 of a 4-pass run did not fail")
+	}
+}
