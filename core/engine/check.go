@@ -45,6 +45,30 @@ func (e *Engine) check(rk *Rank) error {
 			return fmt.Errorf("S-1: running request %d computed %d tokens with only %d blocks", r.Index, r.Computed, len(r.Slots))
 		}
 	}
+	// P/D: prefill requests holding their source blocks, and decode
+	// reservations whose transfer is in flight (hit blocks pinned, fresh
+	// slots private).
+	for idx, src := range e.srcRank {
+		if src == rk {
+			for _, s := range e.reqs[idx].Slots {
+				owned[s]++
+				if p.Inspect(s).State == g1.Cached {
+					refs[s]++
+				}
+			}
+		}
+	}
+	for _, h := range e.handoffs {
+		if h.dr == rk {
+			for j, s := range h.dst.Slots {
+				if j < h.hit {
+					pins[s]++
+				} else {
+					owned[s]++
+				}
+			}
+		}
+	}
 	rk.EachWaiting(func(r *request.Request) {
 		if len(r.Slots) > 0 {
 			count(r)

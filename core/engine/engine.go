@@ -126,21 +126,31 @@ type Engine struct {
 	Passes           int64
 	bs               int
 	checkErr         error
+
+	// P/D state (replay-model.md §12).
+	pd           bool
+	prefillPlace *placement.Flat
+	decodePlace  *placement.Flat
+	decodeBase   int                  // index of the first decode worker
+	reqsD        []request.Request    // decode-side request per request index
+	pending      [][]*request.Request // per rank: destinations awaiting a reservation
+	handoffs     handoffHeap          // KV transfers in flight
+	handoffSeq   int64
+	srcRank      map[int32]*Rank // prefill rank holding each source
 }
 
 // New builds the engine for cfg and workload wl.
 func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) {
-	if cfg.Engine.Mode != config.ModeAggregated {
-		return nil, fmt.Errorf("not supported yet: engine.mode %q (P/D disaggregation)", cfg.Engine.Mode)
+	roles := cfg.Roles()
+	if len(roles) == 0 {
+		return nil, fmt.Errorf("engine.workers: no worker role")
 	}
-	role := cfg.Engine.Workers.Aggregated
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: role.KVCache.BlockSize,
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
+		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
-	e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
-
 	// Size every per-request buffer up front from the workload, so that the
 	// steady state allocates nothing per pass (acceptance.md §E).
 	n := 0
@@ -201,8 +211,24 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			slotArena = slotArena[c:]
 		}
 	}
-	if err := e.buildRole(role, config.RoleAggregated); err != nil {
-		return nil, err
+	if e.pd {
+		p, d := cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode
+		if err := e.buildRole(p, config.RolePrefill, scheduler.Prefill); err != nil {
+			return nil, err
+		}
+		if err := e.buildRole(d, config.RoleDecode, scheduler.Decode); err != nil {
+			return nil, err
+		}
+		e.prefillPlace = placement.NewFlat(p.Parallelism.Replicas, p.Parallelism.AttentionData)
+		e.decodePlace = placement.NewFlat(d.Parallelism.Replicas, d.Parallelism.AttentionData)
+		e.reqsD = make([]request.Request, n)
+		e.pending = make([][]*request.Request, len(e.ranks))
+	} else {
+		role := cfg.Engine.Workers.Aggregated
+		if err := e.buildRole(role, config.RoleAggregated, scheduler.Aggregated); err != nil {
+			return nil, err
+		}
+		e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
 	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
@@ -239,10 +265,10 @@ func openRate(l config.Load) float64 {
 }
 
 // buildRole creates the workers, ranks, G1 pools and G2 domains of a role.
-func (e *Engine) buildRole(role *config.Role, name string) error {
+func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) error {
 	kv := role.KVCache
 	sc := scheduler.Config{
-		Role: scheduler.Aggregated, BlockSize: kv.BlockSize, Capacity: kv.CapacityBlocks,
+		Role: kind, BlockSize: kv.BlockSize, Capacity: kv.CapacityBlocks,
 		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
 		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
@@ -259,10 +285,16 @@ func (e *Engine) buildRole(role *config.Role, name string) error {
 			e.opts.Rules(&rules)
 		}
 		if ho.Scope == config.ScopeClusterShared {
-			fs := &transfer.FairShare{PoolGBps: [2]float64{ho.SharedD2HBandwidthGBps, ho.SharedH2DBandwidthGBps}}
-			shared = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, fs, &e.reg)
-			e.shared = append(e.shared, shared)
+			// Every role that selects cluster_shared joins one pool.
+			if len(e.shared) == 0 {
+				fs := &transfer.FairShare{PoolGBps: [2]float64{ho.SharedD2HBandwidthGBps, ho.SharedH2DBandwidthGBps}}
+				e.shared = append(e.shared, connector.NewDomain(ho.NumHostBlocks, rules.Eviction, fs, &e.reg))
+			}
+			shared = e.shared[0]
 		}
+	}
+	if kind == scheduler.Decode {
+		e.decodeBase = len(e.workers)
 	}
 	for w := 0; w < role.Parallelism.Replicas; w++ {
 		wk := &worker{index: len(e.workers), role: name, roleIdx: w, noopAt: math.NaN()}
@@ -368,6 +400,9 @@ func (e *Engine) nextEvent() float64 {
 	for _, d := range e.shared {
 		t = math.Min(t, d.Next())
 	}
+	if len(e.handoffs) > 0 {
+		t = math.Min(t, e.handoffs[0].at)
+	}
 	return t
 }
 
@@ -396,6 +431,10 @@ func (e *Engine) settle() {
 			if d.Advance(now) {
 				changed = true
 			}
+		}
+		for len(e.handoffs) > 0 && e.handoffs[0].at <= now {
+			e.completeHandoff(e.handoffs.pop(), now)
+			changed = true
 		}
 		changed = e.tickIdle(now) || changed
 		for _, w := range e.workers {
@@ -493,6 +532,9 @@ func (e *Engine) completePass(w *worker) {
 			changed = true
 		}
 		e.commit(rk, res, end)
+		if rk.Role == config.RoleDecode {
+			e.tryReservations(rk, end)
+		}
 		if e.opts.Observer != nil {
 			e.opts.Observer.PassEnd(rk, res, end)
 		}
@@ -517,20 +559,52 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 	if pool == config.RoleAggregated {
 		pool = "agg"
 	}
+	decode := rk.Role == config.RoleDecode
 	for _, a := range res.Admissions {
 		rec := &e.Records[a.Req.Index]
-		if a.First {
-			rec.FirstAdmitMs = a.At
-			rec.FirstReused = a.Reused
-			rec.FirstG1, rec.FirstHost, rec.HasHost = a.G1, a.Host, a.HasHost
+		reused := a.Reused
+		if decode {
+			// Decode admissions show the decode rank's reused prefix; the
+			// request's reuse stays the prefill pool's (§14.1 Decision).
+			reused = rec.DecodeReused
+			if math.IsNaN(rec.DecodeAdmitMs) {
+				rec.DecodeAdmitMs = a.At
+			}
+		} else {
+			if a.First {
+				rec.FirstAdmitMs = a.At
+				rec.FirstReused = a.Reused
+				rec.FirstG1, rec.FirstHost, rec.HasHost = a.G1, a.Host, a.HasHost
+				if e.pd {
+					rec.PrefillAdmitMs = a.At
+				}
+			}
+			rec.Reused = a.Reused
 		}
-		rec.Reused = a.Reused
 		if a.Readmission {
 			rec.Readmissions++
 		}
+		poolOrd := 1
+		for _, h := range rec.Admissions {
+			if h.Pool == pool {
+				poolOrd++
+			}
+		}
 		rec.Admissions = append(rec.Admissions, report.Admission{
-			Ordinal: len(rec.Admissions) + 1, PoolOrdinal: len(rec.Admissions) + 1, Pool: pool,
-			AtMs: a.At, Reused: a.Reused, G1: a.G1, Host: a.Host, HasHost: a.HasHost, Readmission: a.Readmission})
+			Ordinal: len(rec.Admissions) + 1, PoolOrdinal: poolOrd, Pool: pool,
+			AtMs: a.At, Reused: reused, G1: a.G1, Host: a.Host, HasHost: a.HasHost, Readmission: a.Readmission})
+	}
+	if rk.Role == config.RolePrefill {
+		for _, r := range res.Finished {
+			e.sourceHeld(rk, r, end)
+		}
+		for _, r := range res.Rejected {
+			rec := &e.Records[r.Index]
+			rec.Status = report.StatusRejected
+			rec.TerminalMs = end
+			e.turnDone(r, end, false)
+		}
+		return
 	}
 	for _, r := range res.Emitted {
 		e.Records[r.Index].Token(end)
@@ -599,13 +673,20 @@ func (e *Engine) dispatch(sIdx, turn int32, now float64) {
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
 
-	tg := e.place.Next()
+	var tg placement.Target
+	pool := "agg"
+	if e.pd {
+		tg, pool = e.prefillPlace.Next(), "prefill"
+		r.MaxOutput = 1 // the hidden bootstrap token
+	} else {
+		tg = e.place.Next()
+	}
 	w := e.workers[tg.Worker]
 	rk := w.ranks[tg.Rank]
 	rk.Enqueue(r)
 	w.poked = true
 	rec.PrefillWorker = tg.Worker
-	rec.Routing = append(rec.Routing, report.Routing{Pool: "agg", Outcome: "routed", Worker: tg.Worker,
+	rec.Routing = append(rec.Routing, report.Routing{Pool: pool, Outcome: "routed", Worker: tg.Worker,
 		Schedule: rk.Index, DPRank: tg.Rank})
 }
 

@@ -255,6 +255,47 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 	return out, true
 }
 
+// AllocAvoiding is Alloc that never evicts a copy for which avoid is true
+// (a P/D destination must not take capacity a store still reads,
+// replay-model.md §8.6). It fails with no side effect.
+func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([]int32, bool) {
+	ok := len(p.free)
+	for s := p.qHead; s != nilSlot && ok < n; s = p.slots[s].next {
+		if !avoid(s) {
+			ok++
+		}
+	}
+	if ok < n {
+		return out, false
+	}
+	for ; n > 0 && len(p.free) > 0; n-- {
+		s := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		p.slots[s].state = Private
+		p.slots[s].owner = p.user
+		p.changed(s)
+		out = append(out, s)
+	}
+	for s := p.qHead; n > 0; {
+		next := p.slots[s].next
+		if !avoid(s) {
+			id := p.slots[s].id
+			p.unlink(s)
+			p.unindex(s)
+			sl := &p.slots[s]
+			sl.state, sl.id, sl.owner = Private, identity.None, p.user
+			if p.obs != nil {
+				p.obs.Evicted(s, id)
+			}
+			p.changed(s)
+			out = append(out, s)
+			n--
+		}
+		s = next
+	}
+	return out, true
+}
+
 // Reserve takes n fresh slots like Alloc and marks them as load
 // destinations.
 func (p *Pool) Reserve(n int, out []int32) ([]int32, bool) {
@@ -267,6 +308,21 @@ func (p *Pool) Reserve(n int, out []int32) ([]int32, bool) {
 		}
 	}
 	return out, ok
+}
+
+// MarkReserved flags private slots as reserved destinations (the record
+// draws them as such).
+func (p *Pool) MarkReserved(slots []int32) {
+	for _, s := range slots {
+		p.slots[s].reserved = true
+		p.changed(s)
+	}
+}
+
+// Claim turns a reserved private slot into an ordinary private one.
+func (p *Pool) Claim(s int32) {
+	p.slots[s].reserved = false
+	p.changed(s)
 }
 
 // Finalize gives the private slot s identity id and makes it a cached copy

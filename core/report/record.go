@@ -64,10 +64,14 @@ type Request struct {
 	HasHost            bool
 
 	PrefillWorker, DecodeWorker int // -1 when not applicable
-	Routing                     []Routing
-	Admissions                  []Admission
-	Readmissions                int
-	Status                      string // "" while in flight
+	// P/D timeline (NaN when not applicable).
+	PrefillAdmitMs, SourceHeldMs, DestinationReservedMs     float64
+	DestinationActivatedMs, DecodeAdmitMs, SourceReleasedMs float64
+	DecodeReused                                            int
+	Routing                                                 []Routing
+	Admissions                                              []Admission
+	Readmissions                                            int
+	Status                                                  string // "" while in flight
 
 	// Gaps is the request's inter-token gaps as (value, count) runs in the
 	// order first seen; most requests have one or two distinct values.
@@ -84,7 +88,9 @@ type Gap struct {
 func NewRequest() Request {
 	n := math.NaN()
 	return Request{ArrivalMs: n, DispatchedMs: n, FirstAdmitMs: n, TerminalMs: n,
-		FirstTokenMs: n, SecondTokenMs: n, LastTokenMs: n, PrefillWorker: -1, DecodeWorker: -1}
+		FirstTokenMs: n, SecondTokenMs: n, LastTokenMs: n, PrefillWorker: -1, DecodeWorker: -1,
+		PrefillAdmitMs: n, SourceHeldMs: n, DestinationReservedMs: n, DestinationActivatedMs: n,
+		DecodeAdmitMs: n, SourceReleasedMs: n}
 }
 
 // Token records an output token emitted at t.

@@ -145,6 +145,13 @@ func appendRequest(b []byte, r *Request) []byte {
 	if r.DecodeWorker >= 0 {
 		o.int("prefill_worker_idx", int64(r.PrefillWorker))
 		o.int("decode_worker_idx", int64(r.DecodeWorker))
+		o.opt("prefill_admit_ms", r.PrefillAdmitMs)
+		o.opt("source_held_ms", r.SourceHeldMs)
+		o.opt("destination_reserved_ms", r.DestinationReservedMs)
+		o.opt("destination_activated_ms", r.DestinationActivatedMs)
+		o.opt("decode_admit_ms", r.DecodeAdmitMs)
+		o.opt("source_released_ms", r.SourceReleasedMs)
+		o.int("decode_reused_input_tokens", int64(r.DecodeReused))
 	}
 	rh := []byte{'['}
 	for i, h := range r.Routing {

@@ -43,7 +43,13 @@ type Request struct {
 
 	Status Status
 	// Asleep marks a connector waiter that waits for transfer progress.
-	Asleep      bool
+	Asleep bool
+	// Materialized marks a P/D decode request whose prompt KV arrived from
+	// the prefill worker: it is admitted without prefill work.
+	Materialized bool
+	// Order is the request's place in its rank's waiting order (arrival
+	// order); a materialized handoff rejoins the queue at this place.
+	Order       int64
 	Preemptions int
 	Admissions  int
 

@@ -52,3 +52,25 @@ func (d *deque) popFront() {
 
 // at returns the i-th request from the front.
 func (d *deque) at(i int) *request.Request { return d.buf[(d.head+i)%len(d.buf)] }
+
+// insertBefore inserts r before the first request for which after returns
+// true, or at the back.
+func (d *deque) insertBefore(after func(*request.Request) bool, r *request.Request) {
+	i := 0
+	for ; i < d.size && !after(d.at(i)); i++ {
+	}
+	d.pushBack(r)
+	for j := d.size - 1; j > i; j-- {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j-1)%len(d.buf)]
+	}
+	d.buf[(d.head+i)%len(d.buf)] = r
+}
+
+// remove deletes the request at position i.
+func (d *deque) remove(i int) {
+	for j := i; j < d.size-1; j++ {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+	}
+	d.buf[(d.head+d.size-1)%len(d.buf)] = nil
+	d.size--
+}

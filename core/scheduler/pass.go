@@ -114,10 +114,16 @@ func (k *Rank) emitTokens() {
 			continue
 		}
 		if !k.generationComplete(r) {
-			tok := k.tokens.NextOutputToken(r)
-			r.Tokens = append(r.Tokens, tok)
-			r.Output++
-			r.Seq.Extend(k.ids, r.Tokens, k.Cfg.BlockSize, r.Index)
+			if k.Cfg.Role == Prefill {
+				// The prefill worker's one hidden token is never fed back
+				// and never seen: it joins no sequence (replay-model.md §12).
+				r.Output++
+			} else {
+				tok := k.tokens.NextOutputToken(r)
+				r.Tokens = append(r.Tokens, tok)
+				r.Output++
+				r.Seq.Extend(k.ids, r.Tokens, k.Cfg.BlockSize, r.Index)
+			}
 			res.Emitted = append(res.Emitted, r)
 		}
 		if k.generationComplete(r) {
@@ -141,6 +147,14 @@ func (k *Rank) generationComplete(r *request.Request) bool {
 // finish runs the finish hook and then releases the request's blocks, last
 // block first (connectors.md §2.1 step 5).
 func (k *Rank) finish(r *request.Request, at float64) {
+	if k.Cfg.Role == Prefill {
+		// Source hold: the blocks stay until the KV transfer ends; the
+		// engine then calls ReleaseSource (the finish hook runs then, as in
+		// connectors.md §7 item 4).
+		r.Status = request.Finished
+		k.emit(Event{Kind: EvFinish, Req: r, At: at})
+		return
+	}
 	if k.Host != nil {
 		k.Host.Finish(r, k.res.Start)
 	}
@@ -251,6 +265,14 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 		if r == nil {
 			return
 		}
+		if r.Materialized {
+			// A P/D handoff owns its prompt KV already: no lookup, no
+			// admission test (aisimulate's Materialized admission stage).
+			if k.admitMaterialized(r, budget, preempted, now) != scheduled {
+				return
+			}
+			continue
+		}
 		if k.Cfg.ContextLength > 0 && r.PromptLen >= k.Cfg.ContextLength {
 			k.reject(r, fromConn, now, "prompt reaches the context length")
 			continue
@@ -317,6 +339,29 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 	}
 }
 
+// admitMaterialized admits a P/D handoff whose blocks the engine already
+// placed in r.Slots with r.Computed = prompt length.
+func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *bool, now float64) outcome {
+	out := k.schedule(r, true, 0, budget, preempted, now)
+	if out != scheduled {
+		return out
+	}
+	k.waiting.popFront()
+	readmission := r.Admissions > 0
+	r.Admissions++
+	r.Status = request.Running
+	r.Materialized = false
+	k.running = append(k.running, r)
+	a := Admission{Req: r, At: now, Reused: r.Computed, G1: r.Computed, Readmission: readmission, First: !readmission}
+	if k.Host != nil {
+		a.HasHost = true
+		a.G1, a.Host, _ = k.Host.Admitted(r, 0)
+	}
+	k.res.Admissions = append(k.res.Admissions, a)
+	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission})
+	return scheduled
+}
+
 // headroom is the G1 capacity promised to others that a G2-hit candidate
 // must leave alone: the blocks running chunked prefills still need, and for
 // every load queued or completed-not-admitted its footprint beyond the
@@ -379,9 +424,21 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 	return scheduled
 }
 
-// nextCandidate picks the waiting loop's head: the first awake connector
-// waiter, else the head of the waiting queue.
+// nextCandidate picks the waiting loop's head: on a decode rank with G2 the
+// first materialized handoff, then the first awake connector waiter, else
+// the head of the waiting queue.
 func (k *Rank) nextCandidate() (*request.Request, bool) {
+	if k.Cfg.Role == Decode && k.Host != nil {
+		for i := 0; i < k.waiting.len(); i++ {
+			if r := k.waiting.at(i); r.Materialized {
+				if i > 0 {
+					k.waiting.remove(i)
+					k.waiting.pushFront(r)
+				}
+				return r, false
+			}
+		}
+	}
 	if k.awake > 0 {
 		for _, r := range k.connWaiting {
 			if !r.Asleep {

@@ -63,8 +63,9 @@ type Rank struct {
 	connWaiting []*request.Request
 	awake       int // connector waiters not asleep
 
-	res PassResult
-	obs Observer
+	res       PassResult
+	obs       Observer
+	nextOrder int64
 }
 
 // Observer receives scheduler happenings for the per-pass record.
@@ -112,8 +113,38 @@ func (k *Rank) emit(ev Event) {
 // Enqueue puts a newly dispatched request at the back of the waiting queue.
 func (k *Rank) Enqueue(r *request.Request) {
 	r.Status = request.Waiting
+	k.nextOrder++
+	r.Order = k.nextOrder
 	k.waiting.pushBack(r)
 }
+
+// NextOrder hands out the rank's next waiting-order number (for a P/D
+// destination, taken when its reservation is requested).
+func (k *Rank) NextOrder() int64 {
+	k.nextOrder++
+	return k.nextOrder
+}
+
+// EnqueueMaterialized puts an activated P/D destination into the waiting
+// queue at its arrival place: before the first queued request with a later
+// order (aisimulate restores handoffs without changing arrival order).
+func (k *Rank) EnqueueMaterialized(r *request.Request) {
+	r.Status = request.Waiting
+	r.Materialized = true
+	k.waiting.insertBefore(func(x *request.Request) bool { return x.Order > r.Order }, r)
+}
+
+// ReleaseSource ends a P/D source hold: the prefill request's finish hook
+// runs and its blocks are released, last block first, as at a normal finish.
+func (k *Rank) ReleaseSource(r *request.Request, now float64) {
+	if k.Host != nil {
+		k.Host.Finish(r, now)
+	}
+	k.release(r)
+}
+
+// HeldBlocks is the number of G1 blocks a held P/D source still owns.
+func HeldBlocks(r *request.Request) int { return len(r.Slots) }
 
 // Runnable reports whether a pass would have something to consider: a
 // running or waiting request, an awake connector waiter, or prepared copies

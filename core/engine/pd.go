@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/request"
+)
+
+// P/D disaggregation (replay-model.md §12): a request prefills on a prefill
+// rank with one hidden token, keeps its blocks there (source hold) while a
+// decode rank reserves room for its prompt (reusing any resident prefix),
+// the KV moves, the source is freed and the decode rank admits the request
+// as materialized, without prefill work, and emits every visible token.
+
+type handoff struct {
+	at  float64
+	seq int64
+	src *request.Request // prefill side
+	dst *request.Request // decode side
+	sr  *Rank
+	dr  *Rank
+	hit int // blocks reused on the decode rank
+}
+
+// handoffHeap orders KV transfers by completion, then start order.
+type handoffHeap []handoff
+
+func (h *handoffHeap) push(x handoff) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].at < a[i].at || (a[p].at == a[i].at && a[p].seq < a[i].seq) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *handoffHeap) pop() handoff {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	less := func(i, j int) bool { return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].seq < a[j].seq) }
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && less(l, m) {
+			m = l
+		}
+		if l+1 < n && less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// sourceHeld handles a prefill that completed at t: the decode side is
+// placed and asks for a reservation.
+func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
+	rec := &e.Records[r.Index]
+	rec.SourceHeldMs = t
+	tg := e.decodePlace.Next()
+	w := e.workers[e.decodeBase+tg.Worker]
+	dr := w.ranks[tg.Rank]
+	d := &e.reqsD[r.Index]
+	*d = request.Request{Index: r.Index, Session: r.Session, Turn: r.Turn, Tokens: r.Tokens[:r.PromptLen:cap(r.Tokens)],
+		Seq: r.Seq, PromptLen: r.PromptLen, MaxOutput: e.wl.Sessions[r.Session].Turns[r.Turn].OutputLength,
+		OutputIDs: r.OutputIDs, Order: dr.NextOrder(), Slots: r.Slots[len(r.Slots):len(r.Slots)]}
+	d.Slots = nil
+	e.heldSrc(r, src)
+	rec.DecodeWorker = tg.Worker
+	rec.Routing = append(rec.Routing, report.Routing{Pool: "decode", Outcome: "routed", Worker: tg.Worker,
+		Schedule: dr.Index, DPRank: tg.Rank})
+	e.pending[dr.Index] = append(e.pending[dr.Index], d)
+	e.tryReservations(dr, t)
+}
+
+// heldSrc remembers which rank holds a request's source blocks.
+func (e *Engine) heldSrc(r *request.Request, rk *Rank) {
+	if e.srcRank == nil {
+		e.srcRank = map[int32]*Rank{}
+	}
+	e.srcRank[r.Index] = rk
+}
+
+// tryReservations reserves decode room for pending destinations of rk in
+// arrival order while rk runs fewer than max_sequences requests; the first
+// that does not fit waits for capacity to free.
+func (e *Engine) tryReservations(rk *Rank, t float64) {
+	q := e.pending[rk.Index]
+	for len(q) > 0 && len(rk.Running()) < rk.Cfg.MaxSequences {
+		d := q[0]
+		hit, ok, reject := e.reserve(rk, d)
+		if reject {
+			q = q[1:]
+			rec := &e.Records[d.Index]
+			rec.Status = report.StatusRejected
+			rec.TerminalMs = t
+			src := e.srcRank[d.Index]
+			src.ReleaseSource(&e.reqs[d.Index], t)
+			e.workers[src.Worker].poked = true
+			e.turnDone(d, t, false)
+			continue
+		}
+		if !ok {
+			break
+		}
+		q = q[1:]
+		rec := &e.Records[d.Index]
+		rec.DestinationReservedMs = t
+		rec.DecodeReused = hit * rk.Cfg.BlockSize
+		kt := e.cfg.Engine.KVTransfer
+		tokens := d.PromptLen
+		if kt.TimingMode != config.TransferFullPrompt {
+			tokens = (len(d.Slots) - hit) * rk.Cfg.BlockSize
+		}
+		dur := 0.0
+		if kt.BandwidthGBps > 0 {
+			dur = float64(tokens) * float64(kt.BytesPerToken) / (kt.BandwidthGBps * 1e6)
+		}
+		e.handoffSeq++
+		e.handoffs.push(handoff{at: t + dur, seq: e.handoffSeq, src: &e.reqs[d.Index], dst: d,
+			sr: e.srcRank[d.Index], dr: rk, hit: hit})
+	}
+	e.pending[rk.Index] = q
+}
+
+// reserve tries to reserve rk's G1 for d's prompt: resident full prefix
+// blocks are pinned, the rest fresh, never taking capacity a store still
+// reads (replay-model.md §8.6).
+func (e *Engine) reserve(rk *Rank, d *request.Request) (hit int, ok, reject bool) {
+	bs := rk.Cfg.BlockSize
+	total := (d.PromptLen + bs - 1) / bs
+	if total > rk.Pool.Capacity() {
+		return 0, false, true // "destination prompt exceeds the KV pool capacity"
+	}
+	p := rk.Pool.For(d.Index)
+	if rk.Cfg.PrefixCaching {
+		hit, _ = p.Lookup(d.Seq.IDs[:d.PromptLen/bs])
+	}
+	slots := make([]int32, 0, total+d.MaxOutput/bs+1)
+	for j := 0; j < hit; j++ {
+		s := p.Copy(d.Seq.IDs[j])
+		p.Pin(s)
+		slots = append(slots, s)
+	}
+	avoid := func(s int32) bool { return false }
+	if rk.Host != nil {
+		avoid = func(s int32) bool { return p.Dep(s) != 0 }
+	}
+	start := len(slots)
+	slots, ok = p.AllocAvoiding(total-hit, slots, avoid)
+	if !ok {
+		for j := hit - 1; j >= 0; j-- {
+			p.Unpin(slots[j])
+		}
+		return 0, false, false
+	}
+	p.MarkReserved(slots[start:])
+	d.Slots = slots
+	return hit, true, false
+}
+
+// completeHandoff ends a KV transfer: the prefill rank frees the source (its
+// finish hook runs now) and the decode rank queues the request as
+// materialized, its prompt blocks cached.
+func (e *Engine) completeHandoff(h handoff, t float64) {
+	rec := &e.Records[h.dst.Index]
+	h.sr.ReleaseSource(h.src, t)
+	e.workers[h.sr.Worker].poked = true
+	rec.SourceReleasedMs = t
+	delete(e.srcRank, h.dst.Index)
+
+	d, rk := h.dst, h.dr
+	p := rk.Pool.For(d.Index)
+	bs := rk.Cfg.BlockSize
+	full := d.PromptLen / bs
+	for j, s := range d.Slots {
+		switch {
+		case j < h.hit:
+			p.Ref(s)
+			p.Unpin(s)
+		case j < full && rk.Cfg.PrefixCaching:
+			p.Finalize(s, d.Seq.IDs[j])
+		default:
+			p.Claim(s)
+		}
+	}
+	d.Computed = d.PromptLen
+	rk.EnqueueMaterialized(d)
+	rec.DestinationActivatedMs = t
+	e.workers[rk.Worker].poked = true
+	if math.IsNaN(rec.DispatchedMs) {
+		rec.DispatchedMs = t
+	}
+}
