@@ -4,6 +4,11 @@ package trace
 // generation) order, each an ordered list of turns. It is immutable once
 // built and may be reused across runs.
 type Workload struct {
+	// Agentic is true for agentic_mooncake: each Session is one play (a
+	// connected dependency graph of requests), and a turn becomes ready when
+	// every turn in its Deps has completed, plus DelayMs and ToolWaitMs; a
+	// turn without Deps (a root) is ready at its own ArrivalMs.
+	Agentic bool
 	// Accumulate is true for mooncake-delta and synthetic-session: a turn's
 	// prompt is the previous prompt + the previous turn's output + this
 	// turn's own content. Otherwise each turn's content is its whole prompt.
@@ -46,8 +51,16 @@ type Turn struct {
 	OutputLength  int
 	// OutputTokens are explicit output token ids (len == OutputLength) or nil.
 	OutputTokens []uint32
-	// DelayMs is the wait after the previous turn completes (0 for turn 0).
+	// DelayMs is the wait after the previous turn completes (0 for turn 0);
+	// for agentic turns, the wait after the last of Deps completes.
 	DelayMs float64
+	// Deps are the indices (in the same Session) of the turns an agentic
+	// turn waits for; nil for roots and for non-agentic workloads.
+	Deps []int32
+	// ToolWaitMs is extra agentic wait (tool execution) added to DelayMs.
+	ToolWaitMs float64
+	// ArrivalMs is an agentic root's arrival, normalised like sessions'.
+	ArrivalMs float64
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int
 }
