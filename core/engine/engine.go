@@ -137,6 +137,8 @@ type Engine struct {
 	handoffs     handoffHeap          // KV transfers in flight
 	handoffSeq   int64
 	srcRank      map[int32]*Rank // prefill rank holding each source
+
+	agentic *agenticState // nil unless the workload is agentic
 }
 
 // New builds the engine for cfg and workload wl.
@@ -230,6 +232,12 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		}
 		e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
 	}
+	if wl.Agentic {
+		if err := checkAgentic(cfg); err != nil {
+			return nil, err
+		}
+		e.initAgentic()
+	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
 		for _, r := range e.ranks {
@@ -242,6 +250,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 func (e *Engine) newDriver() *load.Driver {
 	l := e.cfg.Traffic.Load
 	n := len(e.wl.Sessions)
+	if e.wl.Agentic && l.AgenticLanes > 0 {
+		return load.NewClosedScaled(n, l.AgenticLanes, l.Speedup)
+	}
 	switch l.Type {
 	case config.LoadTraceTimestamps:
 		a := make([]float64, n)
@@ -626,6 +637,11 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 // turnDone hands a finished turn's session its next turn, or ends it.
 func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 	e.done++
+	if e.agentic != nil {
+		r.Tokens = nil
+		e.agenticDone(r, at, completed)
+		return
+	}
 	s := &e.sessions[r.Session]
 	ws := &e.wl.Sessions[r.Session]
 	if e.wl.Accumulate {
@@ -643,6 +659,10 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 }
 
 func (e *Engine) startSession(s int, at float64) {
+	if e.agentic != nil {
+		e.startPlay(s, at)
+		return
+	}
 	e.arrivals.push(arrival{at: at, session: int32(s), turn: 0})
 }
 
@@ -811,6 +831,9 @@ func (e *Engine) RunStats() report.Run {
 	for _, r := range e.cfg.Roles() {
 		p := r.Parallelism
 		run.GPUs += p.Replicas * p.Pipeline * p.Tensor * p.AttentionData
+		if ho := r.KVCache.HostOffload; ho != nil && ho.KVCR != nil {
+			run.KVCR = true
+		}
 	}
 	if st, ev, ok := e.G2Stats(); ok {
 		run.G2 = &report.G2{Lookups: st.Lookups, LookupHits: st.LookupHits, LookupDefers: st.LookupDefers,

@@ -36,6 +36,16 @@ func NewClosed(n, concurrency int) *Driver {
 	return &Driver{mode: Closed, concurrency: concurrency, sessions: n, speedup: 1}
 }
 
+// NewClosedScaled is NewClosed whose delays are divided by speedup
+// (agentic lanes under trace_timestamps).
+func NewClosedScaled(n, concurrency int, speedup float64) *Driver {
+	d := NewClosed(n, concurrency)
+	if speedup > 0 {
+		d.speedup = speedup
+	}
+	return d
+}
+
 // NewTimestamps returns an open-loop driver whose sessions arrive at the
 // given (normalised) times divided by speedup.
 func NewTimestamps(arrivals []float64, speedup float64) *Driver {

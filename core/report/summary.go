@@ -30,6 +30,9 @@ type Run struct {
 	GPUs    int
 	G2      *G2      // nil without host offload
 	Domains []Domain // shared pools only
+	// KVCR is set when a role enables kvcr; round-robin placement never
+	// produces a peer hint, so its pull counter stays 0 (replay-model.md §11).
+	KVCR bool
 }
 
 // Dist is one latency distribution.
@@ -59,13 +62,14 @@ type Summary struct {
 	FirstAdmissionG1Tokens, FirstAdmissionHostTokens int64
 	G2                                               *G2
 	Domains                                          []Domain
+	KVCR                                             bool
 }
 
 // Summarize computes the summary over completed requests
 // (replay-model.md §14.1). dispatched counts the requests recorded.
 func Summarize(recs []Request, dispatched int, run Run) Summary {
 	s := Summary{NumRequests: dispatched, CommittedPrefillTokens: run.CommittedPrefillTokens,
-		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains}
+		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR}
 	var ttft, ttst, tpot, e2e []float64
 	itl := map[float64]int{}
 	var reused, firstReused int64

@@ -57,6 +57,11 @@ func SummaryJSON(s Summary) []byte {
 		o.int("g2_load_bytes", g.LoadBytes)
 		o.int("g2_evictions", g.Evictions)
 	}
+	if s.KVCR {
+		// kvcr is accepted but never pulls under round-robin placement.
+		o.int("kvcr_pulls", 0)
+		o.int("kvcr_pulled_blocks", 0)
+	}
 	if len(s.Domains) > 0 {
 		b := []byte{'['}
 		for i, d := range s.Domains {
