@@ -45,6 +45,7 @@ type Adapter struct {
 	wake     bool
 	obs      Observer
 	scratch  []identity.ID
+	g3       *g3Side // nil without G3
 	Stats    Stats
 }
 
@@ -95,7 +96,7 @@ func (r LookupResult) String() string {
 // is the request's G1 prefix hit in blocks before the recompute cap. On a
 // hit it returns the keys to load (a view of the request's prompt keys).
 func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
-	res, hit := a.lookup(r, g1Hits)
+	res, hit := a.lookup(r, g1Hits, now)
 	a.Stats.Lookups++
 	switch res {
 	case Hit:
@@ -107,7 +108,7 @@ func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupRes
 	return res, hit
 }
 
-func (a *Adapter) lookup(r *request.Request, g1Hits int) (LookupResult, []identity.ID) {
+func (a *Adapter) lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
 	h := &r.Host
 	if h.Load != nil {
 		if h.Load.Done {
@@ -134,6 +135,9 @@ func (a *Adapter) lookup(r *request.Request, g1Hits int) (LookupResult, []identi
 	}
 	if g1Hits >= limit {
 		return Miss, nil
+	}
+	if a.g3 != nil && a.g3Stage(r, keys[g1Hits:limit], now) {
+		return Defer, nil
 	}
 	n, deferred := 0, false
 scan:

@@ -167,6 +167,9 @@ func (d *Domain) Advance(now float64) bool {
 		switch t.Kind {
 		case Store:
 			d.Tier.CompleteStore(t.Keys)
+			if t.Owner.g3 != nil {
+				t.Owner.g3Write(t.Keys, t.Deadline)
+			}
 		case Load:
 			d.Tier.Unpin(t.Keys)
 			d.markLoading(t.Keys, -1)

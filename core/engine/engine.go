@@ -23,6 +23,7 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/connector"
 	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/g3"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/load"
 	"github.com/kvsim/kvsim/core/placement"
@@ -139,6 +140,8 @@ type Engine struct {
 	srcRank      map[int32]*Rank // prefill rank holding each source
 
 	agentic *agenticState // nil unless the workload is agentic
+
+	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 }
 
 // New builds the engine for cfg and workload wl.
@@ -307,8 +310,26 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 	if kind == scheduler.Decode {
 		e.decodeBase = len(e.workers)
 	}
+	var g3Shared *g3.Store
+	newG3 := func() *g3.Store {
+		g := kv.G3Offload
+		st := g3.NewStore(g.NumBlocks, int64(kv.BlockSize)*kv.BytesPerToken, g.SharedWriteBandwidthGBps, g.SharedReadBandwidthGBps)
+		e.g3Stores = append(e.g3Stores, st)
+		return st
+	}
 	for w := 0; w < role.Parallelism.Replicas; w++ {
 		wk := &worker{index: len(e.workers), role: name, roleIdx: w, noopAt: math.NaN()}
+		var g3Store *g3.Store
+		if kv.G3Offload != nil && ho != nil {
+			if kv.G3Offload.Scope == config.ScopeClusterShared {
+				if g3Shared == nil {
+					g3Shared = newG3()
+				}
+				g3Store = g3Shared
+			} else {
+				g3Store = newG3()
+			}
+		}
 		for d := 0; d < role.Parallelism.AttentionData; d++ {
 			rk := &Rank{Worker: wk.index, DP: d, Index: len(e.ranks), Role: name,
 				Rank: scheduler.New(sc, e.ids, e)}
@@ -320,6 +341,11 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
 					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
 						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})
+				if g3Store != nil {
+					g := kv.G3Offload
+					rk.Host.SetG3(g3Store, wk.index, g3.Link{ReadGBps: g.ReadBandwidthGBps, WriteGBps: g.WriteBandwidthGBps,
+						LatencyToFirstByteMs: g.LatencyToFirstByteMs})
+				}
 			}
 			wk.ranks = append(wk.ranks, rk)
 			e.ranks = append(e.ranks, rk)
@@ -414,6 +440,9 @@ func (e *Engine) nextEvent() float64 {
 	if len(e.handoffs) > 0 {
 		t = math.Min(t, e.handoffs[0].at)
 	}
+	for _, st := range e.g3Stores {
+		t = math.Min(t, st.Next())
+	}
 	return t
 }
 
@@ -440,6 +469,12 @@ func (e *Engine) settle() {
 		changed := false
 		for _, d := range e.shared {
 			if d.Advance(now) {
+				changed = true
+			}
+		}
+		for _, st := range e.g3Stores {
+			for _, j := range st.Advance(now) {
+				j.Owner.(*connector.Adapter).G3Completed(j)
 				changed = true
 			}
 		}
@@ -839,6 +874,24 @@ func (e *Engine) RunStats() report.Run {
 		run.G2 = &report.G2{Lookups: st.Lookups, LookupHits: st.LookupHits, LookupDefers: st.LookupDefers,
 			StoreJobs: st.StoresPrepared, StoreBlocks: st.StoreBlocks, StoreBytes: st.StoreBytes,
 			LoadJobs: st.LoadsQueued, LoadBlocks: st.LoadBlocks, LoadBytes: st.LoadBytes, Evictions: ev}
+	}
+	if len(e.g3Stores) > 0 {
+		g := &report.G3{}
+		for _, st := range e.g3Stores {
+			x := st.Stats
+			g.LookupProbes += x.LookupProbes
+			g.LookupHits += x.LookupHits
+			g.LookupPending += x.LookupPending
+			g.Read.Add(x.Read.SubmittedJobs, x.Read.CompletedJobs, x.Read.CancelledJobs, x.Read.CompletedBytes, x.Read.TransferMs)
+			g.Write.Add(x.Write.SubmittedJobs, x.Write.CompletedJobs, x.Write.CancelledJobs, x.Write.CompletedBytes, x.Write.TransferMs)
+			g.Evictions += x.Evictions
+			g.CrossWorkerReadBlocks += x.CrossWorkerReadBlocks
+			g.BypassedRestores += x.BypassedRestores
+			r, p := st.Counts()
+			g.ResidentBlocks += int64(r)
+			g.PendingBlocks += int64(p)
+		}
+		run.G3 = g
 	}
 	for _, d := range e.shared {
 		run.Domains = append(run.Domains, report.Domain{CapacityBlocks: d.Tier.Capacity(),

@@ -310,3 +310,15 @@ func (o *outcome) dump() {
 		o.t.Logf("  %-8s %-4s at %-6v %-5s keys %v start %v deadline %v", x.What, x.Req, x.At, x.Kind, x.Keys, x.Start, x.Deadline)
 	}
 }
+
+// transfers returns the submit events of one direction ("d2h"/"h2d") of
+// request req, in submission order.
+func (o *outcome) transfers(kind, req string) []event {
+	var out []event
+	for _, x := range o.events("submit", req) {
+		if x.Kind == kind {
+			out = append(out, x)
+		}
+	}
+	return out
+}

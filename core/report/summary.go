@@ -30,6 +30,7 @@ type Run struct {
 	GPUs    int
 	G2      *G2      // nil without host offload
 	Domains []Domain // shared pools only
+	G3      *G3      // nil without G3
 	// KVCR is set when a role enables kvcr; round-robin placement never
 	// produces a peer hint, so its pull counter stays 0 (replay-model.md §11).
 	KVCR bool
@@ -63,13 +64,39 @@ type Summary struct {
 	G2                                               *G2
 	Domains                                          []Domain
 	KVCR                                             bool
+	G3                                               *G3
+}
+
+// G3 is the storage tier's activity (replay-model.md §14.1 g3_offload).
+type G3 struct {
+	LookupProbes, LookupHits, LookupPending int64
+	Read, Write                             G3Jobs
+	Evictions                               int64
+	CrossWorkerReadBlocks                   int64
+	ResidentBlocks, PendingBlocks           int64
+	BypassedRestores                        int64
+}
+
+// G3Jobs counts one direction's G3 jobs.
+type G3Jobs struct {
+	SubmittedJobs, CompletedJobs, CancelledJobs, CompletedBytes int64
+	TransferMs                                                  float64
+}
+
+// Add accumulates one store's counts.
+func (j *G3Jobs) Add(sub, done, cancelled, bytes int64, ms float64) {
+	j.SubmittedJobs += sub
+	j.CompletedJobs += done
+	j.CancelledJobs += cancelled
+	j.CompletedBytes += bytes
+	j.TransferMs += ms
 }
 
 // Summarize computes the summary over completed requests
 // (replay-model.md §14.1). dispatched counts the requests recorded.
 func Summarize(recs []Request, dispatched int, run Run) Summary {
 	s := Summary{NumRequests: dispatched, CommittedPrefillTokens: run.CommittedPrefillTokens,
-		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR}
+		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR, G3: run.G3}
 	var ttft, ttst, tpot, e2e []float64
 	itl := map[float64]int{}
 	var reused, firstReused int64

@@ -57,6 +57,21 @@ func SummaryJSON(s Summary) []byte {
 		o.int("g2_load_bytes", g.LoadBytes)
 		o.int("g2_evictions", g.Evictions)
 	}
+	if g := s.G3; g != nil {
+		jobs := func(j G3Jobs) []byte {
+			return newObj(nil).int("submitted_jobs", j.SubmittedJobs).int("completed_jobs", j.CompletedJobs).
+				int("cancelled_jobs", j.CancelledJobs).int("completed_bytes", j.CompletedBytes).
+				num("transfer_ms", j.TransferMs).end()
+		}
+		g3o := newObj(nil).int("lookup_probes", g.LookupProbes).int("lookup_hits", g.LookupHits).
+			int("lookup_pending", g.LookupPending).raw("read", jobs(g.Read)).raw("write", jobs(g.Write)).
+			int("evictions", g.Evictions).int("cross_worker_read_blocks", g.CrossWorkerReadBlocks).
+			int("resident_blocks", g.ResidentBlocks).int("pending_blocks", g.PendingBlocks)
+		if g.BypassedRestores > 0 {
+			g3o.int("bypassed_restores", g.BypassedRestores)
+		}
+		o.raw("g3_offload", g3o.end())
+	}
 	if s.KVCR {
 		// kvcr is accepted but never pulls under round-robin placement.
 		o.int("kvcr_pulls", 0)

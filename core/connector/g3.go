@@ -1,0 +1,131 @@
+package connector
+
+import (
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/g3"
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/request"
+)
+
+// G3 behind G2 (replay-model.md §10). Every block that becomes resident in
+// G2 is written to G3 in the background (its G2 entry stays pinned while
+// the write moves it); a G2 lookup that misses blocks G3 holds first
+// promotes them G3 → G2 (the G2 entries wait as pending) and defers; once
+// they are resident the ordinary G2 hit loads them into G1.
+//
+// Decision: G3 completions take effect on G2 at their physical time (like a
+// shared pool's), and wake the waiters of the domain's ranks.
+
+// bypassRounds is how many consecutive promotion rounds without G3 progress
+// a request waits before it stops restoring from G3 (§10).
+const bypassRounds = 1024
+
+type g3Side struct {
+	store    *g3.Store
+	worker   int
+	link     g3.Link
+	epoch    int64 // G3 completions seen by this adapter
+	triedAt  float64
+	tried    map[[2]int64]bool // (request, key) promoted at triedAt
+	scratch  []identity.ID
+	promoted []identity.ID
+}
+
+// SetG3 puts store behind this rank's G2, for worker.
+func (a *Adapter) SetG3(store *g3.Store, worker int, link g3.Link) {
+	a.g3 = &g3Side{store: store, worker: worker, link: link, tried: map[[2]int64]bool{}}
+}
+
+// G3 returns the rank's G3 store, or nil.
+func (a *Adapter) G3() *g3.Store {
+	if a.g3 == nil {
+		return nil
+	}
+	return a.g3.store
+}
+
+// g3Write writes blocks that just became resident in G2.
+func (a *Adapter) g3Write(keys []identity.ID, now float64) {
+	if j := a.g3.store.SubmitWrite(a.g3.worker, keys, now, a.g3.link, a); j != nil {
+		a.dom.Tier.Pin(j.Keys)
+	}
+}
+
+// G3Completed applies a finished G3 job this adapter submitted.
+func (a *Adapter) G3Completed(j *g3.Job) {
+	switch j.Dir {
+	case g3.Write:
+		a.dom.Tier.Unpin(j.Keys)
+	case g3.Read:
+		a.dom.Tier.CompleteStore(j.Keys)
+	}
+	a.g3.epoch++
+	for _, x := range a.dom.adapters {
+		x.wake = true
+	}
+}
+
+// g3Stage promotes the G3 blocks the request's G2 prefix lacks. It reports
+// whether the request must wait (a promotion started, or a block it needs
+// is still pending in G2 or G3).
+func (a *Adapter) g3Stage(r *request.Request, keys []identity.ID, now float64) bool {
+	s := a.g3
+	h := &r.Host
+	if h.G3Bypass {
+		return false
+	}
+	if now > s.triedAt {
+		s.triedAt = now
+		clear(s.tried)
+	}
+	tier := a.dom.Tier
+	deferred := false
+	s.promoted = s.promoted[:0]
+scan:
+	for _, k := range keys {
+		switch tier.Lookup(k) {
+		case g2.Resident:
+			continue
+		case g2.Pending:
+			deferred = true
+			continue
+		}
+		switch s.store.Probe(k) {
+		case g3.Pending:
+			deferred = true
+		case g3.Resident:
+			// A zero-time promotion can be evicted again at this same
+			// instant; promote each block at most once per request and
+			// instant so the lookup cannot loop.
+			key := [2]int64{int64(r.Index), int64(k)}
+			if s.tried[key] {
+				break scan
+			}
+			one := append(s.scratch[:0], k)
+			if _, res := tier.PrepareProtected(one, nil); res != g2.Prepared {
+				break scan
+			}
+			s.tried[key] = true
+			s.promoted = append(s.promoted, k)
+		default:
+			break scan
+		}
+	}
+	if len(s.promoted) > 0 {
+		s.store.SubmitRead(s.worker, s.promoted, now, s.link, a)
+		deferred = true
+	}
+	if !deferred {
+		return false
+	}
+	if h.G3Epoch != s.epoch {
+		h.G3Epoch, h.G3Rounds = s.epoch, 0
+	}
+	h.G3Rounds++
+	if h.G3Rounds > bypassRounds {
+		h.G3Bypass = true
+		s.store.Stats.BypassedRestores++
+		return false
+	}
+	return true
+}

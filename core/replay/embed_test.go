@@ -1,0 +1,5 @@
+package replay
+
+import "github.com/kvsim/kvsim/traces"
+
+var testTraces = traces.FS
