@@ -103,7 +103,9 @@ func TestG3RestoresWhatG2Lost(t *testing.T) {
 	}
 }
 
-func replaceScope(s, scope string) string { return string(bytes.ReplaceAll([]byte(s), []byte("SCOPE"), []byte(scope))) }
+func replaceScope(s, scope string) string {
+	return string(bytes.ReplaceAll([]byte(s), []byte("SCOPE"), []byte(scope)))
+}
 
 func readCase(name string) string {
 	data, _ := testTraces.ReadFile(name)
