@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/traces"
+)
+
+const predictHelp = `usage: kvsim predict [--config FILE] [--output-dir DIR] [--format table|json]
+                     [--capture-per-request] [--capture-passes] [--set PATH=VALUE]...
+                     [--overwrite] [--stack engine]
+
+Replays the config's traffic and reports what happened (replay-model.md §14).
+
+  --config FILE           the YAML config; trace paths in it resolve against FILE's
+                          directory. Without it, the built-in traces/connectors.yaml
+                          runs with host_offload removed (acceptance §A, first row).
+  --output-dir DIR        write DIR/prediction.json (and the captures below); DIR is
+                          created if missing and must be empty unless --overwrite.
+                          Without it nothing is written but stdout.
+  --format table|json     stdout: a readable table (default) or the summary as one
+                          JSON line.
+  --capture-per-request   also write DIR/requests.jsonl (needs --output-dir).
+  --capture-passes        also write DIR/passes.jsonl, the per-pass record (needs
+                          --output-dir).
+  --set PATH=VALUE        override a config key (dotted path from the document root;
+                          VALUE is YAML; PATH=null removes the key). Repeatable,
+                          applied in order.
+  --overwrite             allow a nonempty --output-dir; the report files are
+                          replaced and stale ones removed, other files are kept.
+  --stack engine          the simulation stack; only "engine" exists.
+
+The host wall time of the run goes to stderr, never into the report files.
+`
+
+// hostOffloadPath is the G2 tier of the built-in configs' aggregated role.
+const hostOffloadPath = "engine.workers.aggregated.kv_cache.host_offload"
+
+// defaultExample is the config predict runs without --config.
+const defaultExample = "connectors.yaml"
+
+// Report file names inside --output-dir.
+const (
+	predictionFile = "prediction.json"
+	requestsFile   = "requests.jsonl"
+	passesFile     = "passes.jsonl"
+)
+
+type predictFlags struct {
+	config, outputDir, format, stack string
+	sets                             stringList
+	perRequest, passes, overwrite    bool
+	benchStats                       bool
+}
+
+func runPredict(e *env, args []string) error {
+	start := time.Now()
+	var f predictFlags
+	fs := newFlagSet("predict")
+	fs.StringVar(&f.config, "config", "", "")
+	fs.StringVar(&f.outputDir, "output-dir", "", "")
+	fs.StringVar(&f.format, "format", "table", "")
+	fs.BoolVar(&f.perRequest, "capture-per-request", false, "")
+	fs.BoolVar(&f.passes, "capture-passes", false, "")
+	fs.Var(&f.sets, "set", "")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "")
+	fs.StringVar(&f.stack, "stack", "engine", "")
+	// Hidden: `kvsim bench` reads the run's passes and heap allocations
+	// from this line on stderr.
+	fs.BoolVar(&f.benchStats, "bench-stats", false, "")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case f.stack != "engine":
+		return usagef("predict: --stack: unknown stack %q (accepted: engine)", f.stack)
+	case f.format != "table" && f.format != "json":
+		return usagef("predict: --format: unknown format %q (accepted: table, json)", f.format)
+	case f.perRequest && f.outputDir == "":
+		return usagef("predict: --capture-per-request needs --output-dir")
+	case f.passes && f.outputDir == "":
+		return usagef("predict: --capture-passes needs --output-dir")
+	}
+	return predict(e, &f, start)
+}
+
+func predict(e *env, f *predictFlags, start time.Time) error {
+	cfg, open, err := loadConfig(e, f.config, f.sets)
+	if err != nil {
+		return err
+	}
+	if f.outputDir != "" {
+		if err := checkOutputDir(f.outputDir, f.overwrite); err != nil {
+			return err
+		}
+	}
+	var capture *passCapture
+	if f.passes {
+		if capture, err = newPassCapture(cfg); err != nil {
+			return err
+		}
+	}
+	wl, err := replay.Workload(cfg, open)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Name, err)
+	}
+	opts := engine.Options{}
+	if capture != nil {
+		opts.Observer = capture.Observer
+	}
+	bar := newProgress(e.stderr, e.tty)
+	if bar != nil {
+		opts.Progress = bar.update
+	}
+	res, err := replay.Run(cfg, wl, opts)
+	bar.finish()
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Name, err)
+	}
+	if f.outputDir != "" {
+		if err := writeReports(f, res, capture); err != nil {
+			return err
+		}
+	}
+	switch f.format {
+	case "json":
+		if _, err := e.stdout.Write(append(res.SummaryJSON(), '\n')); err != nil {
+			return err
+		}
+	default:
+		if err := writeTable(e.stdout, &res.Summary); err != nil {
+			return err
+		}
+	}
+	wall := time.Since(start)
+	fmt.Fprintf(e.stderr, "kvsim: wall time %s (%s requests, %s passes)\n", wall.Round(time.Microsecond),
+		groupInt(int64(res.Summary.NumRequests)), groupInt(res.Engine.Passes))
+	if f.benchStats {
+		return writeBenchStats(e.stderr, res)
+	}
+	return nil
+}
+
+// loadConfig parses --config (or the default example) with the --set
+// overrides and returns the opener for its trace paths.
+func loadConfig(e *env, path string, sets []string) (*config.Config, replay.Opener, error) {
+	if path == "" {
+		fmt.Fprintf(e.stderr, "kvsim: no --config: running the built-in traces/%s with %s=null (acceptance §A, first row)\n",
+			defaultExample, hostOffloadPath)
+		data, err := traces.Read(defaultExample)
+		if err != nil {
+			return nil, nil, err
+		}
+		overrides := append([]string{hostOffloadPath + "=null"}, sets...)
+		cfg, err := config.Parse("traces/"+defaultExample, ".", data, overrides)
+		return cfg, traces.Open, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := filepath.Dir(path)
+	cfg, err := config.Parse(path, dir, data, sets)
+	if err != nil {
+		return nil, nil, err
+	}
+	open := func(p string) (io.ReadCloser, error) {
+		p = filepath.FromSlash(p)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return os.Open(p)
+	}
+	return cfg, open, nil
+}
+
+// checkOutputDir fails unless dir is missing, empty, or --overwrite is
+// given. It runs before the replay so a long run is not wasted.
+func checkOutputDir(dir string, overwrite bool) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--output-dir %s is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 && !overwrite {
+		return fmt.Errorf("--output-dir %s is not empty (add --overwrite to replace its report files)", dir)
+	}
+	return nil
+}
+
+// writeReports writes the report files. With --overwrite, a report file
+// this run does not produce (left by an earlier run) is removed so the
+// directory never mixes two runs.
+func writeReports(f *predictFlags, res *replay.Result, capture *passCapture) error {
+	if err := os.MkdirAll(f.outputDir, 0o755); err != nil {
+		return err
+	}
+	files := []struct {
+		name  string
+		on    bool
+		write func(w io.Writer) error
+	}{
+		{predictionFile, true, bytesWriter(res.PredictionJSON)},
+		{requestsFile, f.perRequest, bytesWriter(res.RequestsJSONL)},
+		{passesFile, capture != nil, func(w io.Writer) error { return capture.WriteJSONL(w) }},
+	}
+	for _, file := range files {
+		p := filepath.Join(f.outputDir, file.name)
+		if !file.on {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if err := writeFile(p, file.write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func bytesWriter(b func() []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(b())
+		return err
+	}
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(out, 1<<16)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// benchStats is the line `predict --bench-stats` prints on stderr for
+// `kvsim bench`: the run's group passes and the process's heap
+// allocations (runtime.MemStats, cumulative).
+type benchStats struct {
+	Requests   int    `json:"requests"`
+	Passes     int64  `json:"passes"`
+	Mallocs    uint64 `json:"mallocs"`
+	TotalAlloc uint64 `json:"total_alloc_bytes"`
+}
+
+const benchStatsKey = "bench_stats"
+
+func writeBenchStats(w io.Writer, res *replay.Result) error {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b, err := json.Marshal(map[string]benchStats{benchStatsKey: {Requests: res.Summary.NumRequests,
+		Passes: res.Engine.Passes, Mallocs: ms.Mallocs, TotalAlloc: ms.TotalAlloc}})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
