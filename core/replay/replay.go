@@ -61,6 +61,9 @@ type Result struct {
 	Summary report.Summary
 	// Records holds every request's record in request order.
 	Records []report.Request
+	// Record is the per-pass record's passes.jsonl text, when the caller
+	// asked for it (front ends fill it; the core never does).
+	Record []byte
 }
 
 // Run replays wl under cfg.

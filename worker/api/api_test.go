@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kvsim/kvsim/core/record"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -362,9 +363,10 @@ func TestBadRequests(t *testing.T) {
 		{name: "too many G1 blocks", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"example": "g2-restore.yaml", "set": []string{"engine.workers.aggregated.kv_cache.capacity.blocks=2000000"}}), status: 422, kind: kindLimit,
 			msg: "2000000 G1 blocks over all ranks exceed the limit of 1048576", path: "engine.workers"},
-		{name: "pass record", method: "POST", url: "/api/replay", ct: "application/json",
-			body: js(map[string]any{"example": "g2-restore.yaml", "passes": true}), status: 422, kind: kindRun,
-			msg: "not supported yet: pass record", path: "passes"},
+		{name: "pass record of a sweep point", method: "POST", url: "/api/sweep", ct: "application/json",
+			body:   js(map[string]any{"example": "g2-restore.yaml", "vary": map[string]any{"num_host_blocks": []int{4, 8}}, "point": 0, "passes": true}),
+			status: 422, kind: kindRun, path: "passes",
+			msg: "a sweep point does not return the per-pass record; ask /api/replay with the point's set"},
 		{name: "sweep without vary", method: "POST", url: "/api/sweep", ct: "application/json",
 			body: js(map[string]any{"example": "g2-restore.yaml"}), status: 400, kind: kindRequest,
 			msg: `missing "vary": an object mapping --vary paths to arrays of values, or an array of "PATH=v1,v2" strings`},
@@ -419,5 +421,31 @@ func TestBadRequests(t *testing.T) {
 				t.Error("405 without Allow")
 			}
 		})
+	}
+}
+
+// TestPassRecord: "passes": true returns passes.jsonl as "record", which
+// decodes to the same record the CLI writes.
+func TestPassRecord(t *testing.T) {
+	h := Handler()
+	req := httptest.NewRequest("POST", "/api/replay", strings.NewReader(`{"example": "g2-restore.yaml", "passes": true}`))
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body.String())
+	}
+	var out struct {
+		Record string `json:"record"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := record.Decode(strings.NewReader(out.Record))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.NumPasses(0); n != 5 {
+		t.Errorf("record has %d passes; want 5", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/trace"
 )
@@ -203,15 +204,9 @@ func boolParam(v, name string) (bool, *apiError) {
 	return b, nil
 }
 
-// passRecordHook is the one place that answers the "passes" option. The
-// per-pass record (passes.jsonl) is not wired into the API yet.
-func passRecordHook(want bool) *apiError {
-	if !want {
-		return nil
-	}
-	return &apiError{Status: http.StatusUnprocessableEntity, Kind: kindRun, Path: "passes",
-		Msg: "not supported yet: pass record"}
-}
+// maxRecordRows bounds the runs whose per-pass record ("passes": true) the
+// API returns: the record grows with every pass and block.
+const maxRecordRows = 1000
 
 // configText resolves the config of a request: its text and its name.
 func configText(req *replayRequest) ([]byte, string, *apiError) {
@@ -243,9 +238,6 @@ func isConfigName(n string) bool { return path.Ext(n) == ".yaml" || path.Ext(n) 
 // run parses, bounds and runs one replay request. It never runs work
 // beyond s.lim.
 func (s *server) run(req *replayRequest) (*replay.Result, *apiError) {
-	if err := passRecordHook(req.Passes); err != nil {
-		return nil, err
-	}
 	data, name, aerr := configText(req)
 	if aerr != nil {
 		return nil, aerr
@@ -277,9 +269,25 @@ func (s *server) runConfig(cfg *config.Config, req *replayRequest) (*replay.Resu
 	if req.Requests && wl.Rows > s.lim.MaxRequestRows {
 		return nil, overLimit("requests", fmt.Sprintf("the per-request rows are limited to runs of at most %d requests, and this one has %d: leave out \"requests\"", s.lim.MaxRequestRows, wl.Rows))
 	}
-	res, err := replay.Run(cfg, wl, engine.Options{MaxPasses: s.lim.MaxPasses})
+	if req.Passes && wl.Rows > maxRecordRows {
+		return nil, overLimit("passes", fmt.Sprintf("the per-pass record is limited to runs of at most %d requests, and this one has %d: leave out \"passes\"", maxRecordRows, wl.Rows))
+	}
+	opts := engine.Options{MaxPasses: s.lim.MaxPasses}
+	var rr *record.Recorder
+	if req.Passes {
+		rr = record.NewRecorder()
+		opts.Observer = rr
+	}
+	res, err := replay.Run(cfg, wl, opts)
 	if err != nil {
 		return nil, coreError(err)
+	}
+	if rr != nil {
+		var b bytes.Buffer
+		if err := rr.Record().WriteJSONL(&b); err != nil {
+			return nil, coreError(err)
+		}
+		res.Record = b.Bytes()
 	}
 	return res, nil
 }
@@ -444,6 +452,11 @@ func resultJSON(head []byte, res *replay.Result, requests bool) []byte {
 			b = append(b, l...)
 		}
 		b = append(b, ']')
+	}
+	if res.Record != nil {
+		// The per-pass record travels as the text of passes.jsonl.
+		b = append(b, `,"record":`...)
+		b = strconv.AppendQuote(b, string(res.Record))
 	}
 	return append(b, "}\n"...)
 }

@@ -92,8 +92,9 @@ func varyArgs(raw json.RawMessage) ([]string, *apiError) {
 // plan validates the grid with core/sweep. The number of points is checked
 // first: sweep.NewPlan parses every point's config.
 func (s *server) plan(req *sweepRequest) (*sweep.Plan, *apiError) {
-	if err := passRecordHook(req.Passes); err != nil {
-		return nil, err
+	if req.Passes {
+		return nil, &apiError{Status: http.StatusUnprocessableEntity, Kind: kindRun, Path: "passes",
+			Msg: "a sweep point does not return the per-pass record; ask /api/replay with the point's set"}
 	}
 	args, aerr := varyArgs(req.Vary)
 	if aerr != nil {
