@@ -285,11 +285,15 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	tier := a.dom.Tier
 	var keys []identity.ID
 	if !a.RoomLimited {
+		if h.RetryEnd == end && h.RetryVersion == tier.Version() {
+			return // the same store against the same tier retries again
+		}
 		var res g2.StoreResult
 		keys, res = tier.PrepareProtected(ids[start:end], a.scratch[:0])
 		a.scratch = keys[:0]
 		switch res {
 		case g2.Retry:
+			h.RetryEnd, h.RetryVersion = end, tier.Version()
 			return
 		case g2.AlreadyPresent:
 			a.moveCursor(r, end, now)
@@ -380,11 +384,11 @@ func (a *Adapter) Preempt(r *request.Request, now float64) {
 			a.fence = math.Max(a.fence, a.deadline(t))
 		}
 	case EveryTransfer:
-		for _, t := range a.dom.inflight {
+		a.dom.eachInflight(func(t *Transfer) {
 			if t.Owner == a {
 				a.fence = math.Max(a.fence, a.deadline(t))
 			}
-		}
+		})
 		for _, t := range a.arrived {
 			a.fence = math.Max(a.fence, t.Deadline)
 		}
@@ -462,12 +466,9 @@ func (a *Adapter) HasWork() bool {
 	if a.HasUnsubmitted() || len(a.arrived) > 0 {
 		return true
 	}
-	for _, t := range a.dom.inflight {
-		if t.Owner == a {
-			return true
-		}
-	}
-	return false
+	busy := false
+	a.dom.eachInflight(func(t *Transfer) { busy = busy || t.Owner == a })
+	return busy
 }
 
 // NextDeadline is the earliest completion of this rank's private copies, or
@@ -510,7 +511,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 		}
 		t.Start, t.Deadline = lane.Submit(t.Bytes, ready)
 	}
-	a.dom.inflight = append(a.dom.inflight, t)
+	a.dom.enqueue(t)
 	a.emit(Event{Kind: EvSubmit, Transfer: t, At: now})
 }
 
@@ -557,7 +558,7 @@ func (a *Adapter) Cancel(r *request.Request, now float64) {
 		if !ld.Done {
 			a.queued = removeT(a.queued, t)
 			if t.submitted && !t.physical {
-				a.dom.inflight = removeT(a.dom.inflight, t)
+				a.dom.dequeue(t)
 				if a.dom.Shared != nil {
 					a.dom.Shared.Cancel(int64(t.ID), now)
 				}

@@ -15,11 +15,11 @@ func (a *Adapter) Holds() []int32 {
 	for _, t := range a.prepared {
 		out = append(out, t.Slots...)
 	}
-	for _, t := range a.dom.inflight {
+	a.dom.eachInflight(func(t *Transfer) {
 		if t.Owner == a && t.Kind == Store {
 			out = append(out, t.Slots...)
 		}
-	}
+	})
 	for _, t := range a.arrived {
 		if t.Kind == Store {
 			out = append(out, t.Slots...)
@@ -40,15 +40,15 @@ func (a *Adapter) Check() error {
 	if a.d2h.Tail < 0 || a.h2d.Tail < 0 || math.IsNaN(a.d2h.Tail) {
 		return fmt.Errorf("G2-3: lane tail is not a time")
 	}
-	prev := math.Inf(-1)
-	for _, tr := range a.dom.inflight {
-		if tr.Owner != a || a.dom.Shared != nil || tr.Kind != Store {
-			continue
+	for k := range a.dom.lanes {
+		prev := math.Inf(-1)
+		l := &a.dom.lanes[k]
+		for _, tr := range l.q[l.head:] {
+			if tr.Deadline < prev {
+				return fmt.Errorf("G2-3: %s lane not monotone: transfer %d ends at %v before %v", Kind(k), tr.ID, tr.Deadline, prev)
+			}
+			prev = tr.Deadline
 		}
-		if tr.Deadline < prev {
-			return fmt.Errorf("G2-3: D2H lane not monotone: transfer %d ends at %v before %v", tr.ID, tr.Deadline, prev)
-		}
-		prev = tr.Deadline
 	}
 	return nil
 }

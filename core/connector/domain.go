@@ -83,10 +83,83 @@ type Domain struct {
 	Shared   *transfer.FairShare
 	adapters []*Adapter
 	// loading[id] counts loads in flight that read id (deferOnLoading).
-	loading  []int32
-	inflight []*Transfer // submitted, not physically complete, in submission order
+	loading []int32
+	// lanes hold a private domain's submitted copies per kind (stores,
+	// loads). FIFO lanes complete in submission order, so each queue is
+	// sorted by deadline and the next completion is at a queue's front.
+	lanes [2]fifo
+	// inflight holds a shared pool's submitted copies, in submission order.
+	inflight []*Transfer
 	reg      *Registry
 	done     []*Transfer
+}
+
+// fifo is a queue of transfers.
+type fifo struct {
+	q    []*Transfer
+	head int
+}
+
+func (f *fifo) push(t *Transfer) { f.q = append(f.q, t) }
+
+func (f *fifo) front() *Transfer {
+	if f.head < len(f.q) {
+		return f.q[f.head]
+	}
+	return nil
+}
+
+func (f *fifo) pop() {
+	f.q[f.head] = nil
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head >= 64 && 2*f.head > len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		clear(f.q[n:])
+		f.q, f.head = f.q[:n], 0
+	}
+}
+
+func (f *fifo) remove(t *Transfer) {
+	for i := f.head; i < len(f.q); i++ {
+		if f.q[i] == t {
+			copy(f.q[i:], f.q[i+1:])
+			f.q[len(f.q)-1] = nil
+			f.q = f.q[:len(f.q)-1]
+			return
+		}
+	}
+}
+
+// eachInflight calls fn for every submitted copy not yet physically done.
+func (d *Domain) eachInflight(fn func(t *Transfer)) {
+	for k := range d.lanes {
+		for _, t := range d.lanes[k].q[d.lanes[k].head:] {
+			fn(t)
+		}
+	}
+	for _, t := range d.inflight {
+		fn(t)
+	}
+}
+
+// enqueue records a submitted copy.
+func (d *Domain) enqueue(t *Transfer) {
+	if d.Shared != nil {
+		d.inflight = append(d.inflight, t)
+		return
+	}
+	d.lanes[t.Kind].push(t)
+}
+
+// dequeue drops a cancelled copy.
+func (d *Domain) dequeue(t *Transfer) {
+	if d.Shared != nil {
+		d.inflight = removeT(d.inflight, t)
+		return
+	}
+	d.lanes[t.Kind].remove(t)
 }
 
 // NewDomain returns a G2 domain of capacity blocks with the given eviction
@@ -115,8 +188,10 @@ func (d *Domain) Next() float64 {
 		return d.Shared.Next()
 	}
 	next := math.Inf(1)
-	for _, t := range d.inflight {
-		next = math.Min(next, t.Deadline)
+	for k := range d.lanes {
+		if t := d.lanes[k].front(); t != nil && t.Deadline < next {
+			next = t.Deadline
+		}
 	}
 	return next
 }
@@ -134,18 +209,17 @@ func (d *Domain) Advance(now float64) bool {
 			t.Deadline = f.At
 			d.done = append(d.done, t)
 		}
-		d.inflight = slices.DeleteFunc(d.inflight, func(t *Transfer) bool { return t.Deadline <= now && containsT(d.done, t) })
+		for _, t := range d.done {
+			t.physical = true
+		}
+		d.inflight = slices.DeleteFunc(d.inflight, func(t *Transfer) bool { return t.physical })
 	} else {
-		kept := d.inflight[:0]
-		for _, t := range d.inflight {
-			if t.Deadline <= now {
+		for k := range d.lanes {
+			for t := d.lanes[k].front(); t != nil && t.Deadline <= now; t = d.lanes[k].front() {
 				d.done = append(d.done, t)
-			} else {
-				kept = append(kept, t)
+				d.lanes[k].pop()
 			}
 		}
-		clear(d.inflight[len(kept):])
-		d.inflight = kept
 		slices.SortStableFunc(d.done, func(a, b *Transfer) int {
 			switch {
 			case a.Deadline != b.Deadline:
@@ -181,13 +255,4 @@ func (d *Domain) Advance(now float64) bool {
 		a.wake = true
 	}
 	return true
-}
-
-func containsT(ts []*Transfer, t *Transfer) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }

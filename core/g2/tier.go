@@ -89,6 +89,7 @@ type Tier struct {
 	tail     int32
 	epoch    uint32
 	nEvict   int // resident, unpinned entries
+	version  uint64
 	obs      Observer
 	scratch  []int32
 	// Evictions counts entries evicted to make room.
@@ -102,6 +103,11 @@ func NewTier(capacity int, policy Policy) *Tier {
 
 // SetObserver installs o (nil removes it).
 func (t *Tier) SetObserver(o Observer) { t.obs = o }
+
+// Version changes whenever the tier's contents, states or pins change (not
+// when touches only reorder it): a store that had to retry cannot succeed
+// before it does.
+func (t *Tier) Version() uint64 { return t.version }
 
 // Policy returns the tier's eviction policy.
 func (t *Tier) Policy() Policy { return t.policy }
@@ -213,10 +219,20 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	victims := need - t.NumFree()
 	if victims > 0 {
 		t.epoch++
+		protected := 0
 		for _, id := range keys {
 			if e := t.find(id); e != nilEntry {
 				t.entries[e].mark = t.epoch
+				if t.evictable(e) {
+					protected++
+				}
 			}
+		}
+		// Count before walking: a full tier whose entries are mostly
+		// pending or pinned would otherwise be walked end to end by every
+		// store that has to retry.
+		if t.nEvict-protected < victims {
+			return missing[:start], Retry
 		}
 		t.scratch = t.scratch[:0]
 		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
@@ -261,6 +277,7 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 }
 
 func (t *Tier) addPending(id identity.ID) {
+	t.version++
 	var e int32
 	if k := len(t.freeEnt); k > 0 {
 		e = t.freeEnt[k-1]
@@ -283,6 +300,7 @@ func (t *Tier) addPending(id identity.ID) {
 }
 
 func (t *Tier) evict(e int32) {
+	t.version++
 	id := t.entries[e].id
 	if t.entries[e].inList {
 		t.unlink(e)
@@ -303,6 +321,7 @@ func (t *Tier) evict(e int32) {
 // ordered by identity for CohortLRU, in block order for FreeQueue; Ranked
 // keeps the place they got at preparation.
 func (t *Tier) CompleteStore(keys []identity.ID) {
+	t.version++
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || !t.entries[e].pending {
@@ -357,6 +376,7 @@ func sortByID(es []int32, entries []entry) {
 // pinned entry cannot be evicted and leaves the CohortLRU and FreeQueue
 // lists.
 func (t *Tier) Pin(keys []identity.ID) {
+	t.version++
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || t.entries[e].pending {
@@ -377,6 +397,7 @@ func (t *Tier) Pin(keys []identity.ID) {
 // the eviction order together as one cohort (CohortLRU), in block order
 // (FreeQueue), or keep their rank (Ranked).
 func (t *Tier) Unpin(keys []identity.ID) {
+	t.version++
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || t.entries[e].pins == 0 {

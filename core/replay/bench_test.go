@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 
@@ -82,3 +83,15 @@ func BenchmarkReplay(b *testing.B) { benchRun(b, nil) }
 // BenchmarkReplayRecorded is BenchmarkReplay with the per-pass record on
 // (issue 4: at most 1.5× slower, at most 16 bytes per block-state change).
 func BenchmarkReplayRecorded(b *testing.B) { benchRunWith(b, nil, true) }
+
+// BenchmarkReplayG2 is the §E benchmark with a CPU tier (issue 3: within
+// 1.3× of the no-tier run), for each profile at 2,048 and 192 host blocks.
+func BenchmarkReplayG2(b *testing.B) {
+	for _, blocks := range []int{2048, 192} {
+		for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+			b.Run(fmt.Sprintf("%d-%s", blocks, c), func(b *testing.B) {
+				benchRun(b, []string{hostOffload + "=" + fmt.Sprintf("{num_host_blocks: %d, connector: %s}", blocks, c)})
+			})
+		}
+	}
+}

@@ -41,6 +41,11 @@ type Request struct {
 	// Slots is the G1 block table: Slots[j] holds block j.
 	Slots []int32
 
+	// PassMark and PassSlot locate the request's entry in its rank's current
+	// pass result (scheduler bookkeeping).
+	PassMark uint32
+	PassSlot int32
+
 	Status Status
 	// Asleep marks a connector waiter that waits for transfer progress.
 	Asleep bool
@@ -87,6 +92,11 @@ type Host struct {
 	// FirstAdmissionSeen is set once the first admission's tier attribution
 	// has been reported.
 	FirstAdmissionSeen bool
+	// RetryVersion and RetryEnd remember a whole-range store that had to
+	// retry: while the tier's version and the range end are unchanged, the
+	// retry's answer is too.
+	RetryVersion uint64
+	RetryEnd     int
 	// G3 staging: consecutive lookups that waited on a G3 promotion with no
 	// G3 progress in between (G3Rounds, against the adapter's epoch
 	// G3Epoch); G3Bypass stops G3 restores for the request after 1,024.

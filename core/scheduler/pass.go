@@ -23,6 +23,7 @@ func (k *Rank) Pass(now float64) *PassResult {
 
 	budget := k.Cfg.MaxBatchedTokens
 	preempted := false
+	k.mark++
 
 	// Running loop: every running request gets min(remaining, budget).
 	for i := 0; i < len(k.running) && budget > 0; {
@@ -63,12 +64,10 @@ func (k *Rank) Pass(now float64) *PassResult {
 }
 
 func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
-	for i := range k.res.Scheduled {
-		if k.res.Scheduled[i].Req == r {
-			return &k.res.Scheduled[i]
-		}
+	if r.PassMark != k.mark || int(r.PassSlot) >= len(k.res.Scheduled) || k.res.Scheduled[r.PassSlot].Req != r {
+		return nil
 	}
-	return nil
+	return &k.res.Scheduled[r.PassSlot]
 }
 
 // time applies the fixed pass-timing rule (connectors.md §2.4): prefill time
@@ -224,6 +223,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	}
 	r.Computed = target
 	*budget -= n
+	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
 	k.res.Scheduled = append(k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
 	return scheduled
 }
@@ -244,6 +244,9 @@ func (k *Rank) preemptLast(now float64) *request.Request {
 	for i, s := range k.res.Scheduled {
 		if s.Req == v {
 			k.res.Scheduled = append(k.res.Scheduled[:i], k.res.Scheduled[i+1:]...)
+			for j := i; j < len(k.res.Scheduled); j++ {
+				k.res.Scheduled[j].Req.PassSlot = int32(j)
+			}
 			break
 		}
 	}

@@ -66,6 +66,7 @@ type Rank struct {
 	res       PassResult
 	obs       Observer
 	nextOrder int64
+	mark      uint32 // pass counter for Request.PassMark
 }
 
 // Observer receives scheduler happenings for the per-pass record.

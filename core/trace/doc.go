@@ -1,7 +1,7 @@
 // Package trace owns the request population of a run: it turns a
-// mooncake or mooncake-delta JSONL trace, or a synthetic source, into an
-// immutable Workload of sessions and turns, and it writes the shipped
-// connector-comparison trace.
+// mooncake, mooncake-delta or agentic_mooncake JSONL trace, or a synthetic
+// source, into an immutable Workload of sessions (agentic: plays) and
+// turns, and it writes the shipped connector-comparison trace.
 //
 // The package does no file or network I/O: readers take an io.Reader and
 // writers an io.Writer, so the same code runs under the CLI, in tests and

@@ -15,14 +15,21 @@ import (
 const (
 	FormatMooncake      = "mooncake"
 	FormatMooncakeDelta = "mooncake-delta"
+	// FormatAgenticMooncake is aisimulate's legacy agentic rows: mooncake
+	// rows plus request_id, wait_for and tool_wait_ms, grouped into plays
+	// (rules at the top of agentic.go and in docs/traces.md).
+	FormatAgenticMooncake = "agentic_mooncake"
 )
 
 // Options says how to read a trace.
 type Options struct {
 	// Name is the file name used in error positions ("<trace>" if empty).
 	Name string
-	// Format is FormatMooncake (also when empty) or FormatMooncakeDelta.
-	// Both share the row schema; mooncake-delta sets Workload.Accumulate.
+	// Format is FormatMooncake (also when empty), FormatMooncakeDelta or
+	// FormatAgenticMooncake. All three share the mooncake row schema;
+	// mooncake-delta sets Workload.Accumulate, agentic_mooncake adds
+	// request_id (required), wait_for and tool_wait_ms and sets
+	// Workload.Agentic (see agentic.go).
 	Format string
 	// BlockSize is the trace block size (traffic.source.block_size): the
 	// number of tokens one hash id stands for. It must be positive.
@@ -30,7 +37,8 @@ type Options struct {
 }
 
 // Read parses a mooncake or mooncake-delta JSONL trace (replay-model.md
-// §2) into a Workload.
+// §2), or an agentic_mooncake trace (§13; its own rules are listed at the
+// top of agentic.go), into a Workload.
 //
 // Rules, with their source (see docs/traces.md for the full list):
 //   - One JSON object per line; lines that are empty or only whitespace
@@ -69,9 +77,10 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 		name = "<trace>"
 	}
 	switch opt.Format {
-	case "", FormatMooncake, FormatMooncakeDelta:
+	case "", FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake:
 	default:
-		return nil, &Error{File: name, Field: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q or %q)", opt.Format, FormatMooncake, FormatMooncakeDelta)}
+		return nil, &Error{File: name, Field: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q, %q or %q)",
+			opt.Format, FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake)}
 	}
 	if opt.BlockSize <= 0 {
 		return nil, &Error{File: name, Field: "block_size", Msg: fmt.Sprintf("trace block size must be positive, got %d", opt.BlockSize)}
@@ -84,7 +93,7 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 		return nil, fmt.Errorf("%s: reading trace: %w", name, err)
 	}
 	b := newBuilder(name, opt, bytes.Count(data, []byte{'\n'})+1)
-	sc := &scanner{name: name}
+	sc := &scanner{name: name, agentic: b.ag != nil}
 	var row rawRow
 	lineNo := 0
 	for len(data) > 0 {
@@ -115,6 +124,13 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 	}
 	if b.rows == 0 {
 		return nil, &Error{File: name, Msg: "trace contains no rows"}
+	}
+	if b.ag != nil {
+		w, err := b.finishAgentic()
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
 	return b.finish(), nil
 }
@@ -172,11 +188,21 @@ type builder struct {
 	reqOffset []int
 
 	nameBuf []byte
+
+	ag *agenticBuilder // non-nil for agentic_mooncake
 }
 
 func newBuilder(name string, opt Options, rowsHint int) *builder {
 	if rowsHint > 1<<20 {
 		rowsHint = 1 << 20 // a hint only; a bad file must not reserve huge memory
+	}
+	if opt.Format == FormatAgenticMooncake {
+		return &builder{
+			name:      name,
+			blockSize: opt.BlockSize,
+			turns:     make([]Turn, 0, rowsHint),
+			ag:        &agenticBuilder{byReq: make(map[string]int32)},
+		}
 	}
 	return &builder{
 		name:      name,
@@ -196,7 +222,9 @@ func (b *builder) errAt(line, col int, field, msg string) *Error {
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // push applies the semantic checks of one row, in the order of
-// aisimulate's MooncakeTraceBuilder::push, and records the turn.
+// aisimulate's MooncakeTraceBuilder::push, and records the turn. The
+// checks up to output_token_ids are shared with agentic_mooncake, whose
+// rows then continue in pushAgentic.
 func (b *builder) push(line int, r *rawRow) *Error {
 	if !r.present(fHashIDs) {
 		return b.errAt(line, 1, "hash_ids", "missing required field")
@@ -222,6 +250,9 @@ func (b *builder) push(line int, r *rawRow) *Error {
 	if r.present(fOutputTokenIDs) && len(r.outputIDs) != outputLength {
 		return b.errAt(line, r.col[fOutputTokenIDs], r.key[fOutputTokenIDs], fmt.Sprintf(
 			"has %d ids but %s is %d", len(r.outputIDs), r.key[fOutputLength], outputLength))
+	}
+	if b.ag != nil {
+		return b.pushAgentic(line, r, inputLength, outputLength)
 	}
 
 	// Session.
@@ -271,31 +302,9 @@ func (b *builder) push(line int, r *rawRow) *Error {
 			"invalid delay %s: must be finite and non-negative", fmtFloat(delay)))
 	}
 
-	// Content: intern every id, keep those the expansion uses.
-	used := 0
-	if inputLength > 0 {
-		used = (inputLength-1)/b.blockSize + 1
-	}
-	content := b.ids.alloc(used)
-	for i, h := range r.hashIDs {
-		id, ok := b.interned.lookup(h)
-		if !ok {
-			if b.interned.n >= GeneratedTokenBase {
-				return b.errAt(line, r.col[fHashIDs], r.key[fHashIDs], "more distinct hash ids than token ids below GeneratedTokenBase")
-			}
-			id = b.interned.add(h)
-		}
-		if i < used {
-			content[i] = id
-			if id >= b.maxID {
-				b.maxID = id + 1
-			}
-		}
-	}
-	var out []uint32
-	if r.present(fOutputTokenIDs) {
-		out = b.ids.alloc(len(r.outputIDs))
-		copy(out, r.outputIDs)
+	content, out, err := b.content(line, r, inputLength)
+	if err != nil {
+		return err
 	}
 
 	// Request id: offsets into b.strs, resolved in finish.
@@ -328,6 +337,36 @@ func (b *builder) push(line int, r *rawRow) *Error {
 	})
 	b.turnSess = append(b.turnSess, si)
 	return nil
+}
+
+// content interns every hash id of a row in order and returns the ids the
+// truncated expansion uses, and the row's explicit output ids (or nil).
+func (b *builder) content(line int, r *rawRow, inputLength int) (content, out []uint32, err *Error) {
+	used := 0
+	if inputLength > 0 {
+		used = (inputLength-1)/b.blockSize + 1
+	}
+	content = b.ids.alloc(used)
+	for i, h := range r.hashIDs {
+		id, ok := b.interned.lookup(h)
+		if !ok {
+			if b.interned.n >= GeneratedTokenBase {
+				return nil, nil, b.errAt(line, r.col[fHashIDs], r.key[fHashIDs], "more distinct hash ids than token ids below GeneratedTokenBase")
+			}
+			id = b.interned.add(h)
+		}
+		if i < used {
+			content[i] = id
+			if id >= b.maxID {
+				b.maxID = id + 1
+			}
+		}
+	}
+	if r.present(fOutputTokenIDs) {
+		out = b.ids.alloc(len(r.outputIDs))
+		copy(out, r.outputIDs)
+	}
+	return content, out, nil
 }
 
 func (b *builder) newSession(id string) int32 {

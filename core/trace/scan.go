@@ -32,12 +32,17 @@ const (
 	fHashIDs
 	fTimestamp
 	fDelay
+	// agentic_mooncake only; for the other formats these keys are unknown
+	// and skipped like any other.
+	fWaitFor
+	fToolWaitMs
 	numFields
 )
 
 var fieldNames = [numFields]string{
 	"request_id", "session_id", "input_length", "output_length",
 	"output_token_ids", "hash_ids", "timestamp", "delay",
+	"wait_for", "tool_wait_ms",
 }
 
 // maxDepth bounds the nesting of skipped unknown values, like
@@ -62,22 +67,34 @@ type rawRow struct {
 	hashIDs      []uint64
 	timestamp    float64
 	delay        float64
+	waitFor      []waitRef // agentic only
+	toolWaitMs   float64   // agentic only
+}
+
+// A waitRef is one wait_for element: a request id and the 1-based byte
+// column of its string.
+type waitRef struct {
+	id  string
+	col int
 }
 
 func (r *rawRow) present(f int) bool { return r.has&(1<<f) != 0 }
 
 // scanner parses one line at a time.
 type scanner struct {
-	name   string
-	lineNo int
-	line   []byte
-	pos    int
+	name    string
+	agentic bool // wait_for and tool_wait_ms are known fields
+	lineNo  int
+	line    []byte
+	pos     int
 
 	// decoding buffers for strings with escapes, one per string field so a
 	// row's request_id and session_id do not overwrite each other.
 	keyBuf, reqBuf, sessBuf []byte
+	idBuf                   []byte // a wait_for element being decoded
 	hashBuf                 []uint64
 	outBuf                  []uint32
+	waitBuf                 []waitRef
 }
 
 func (s *scanner) errAt(pos int, field, msg string) *Error {
@@ -143,6 +160,7 @@ func (s *scanner) parseRow(r *rawRow) *Error {
 	r.seen, r.has = 0, 0
 	r.requestID, r.sessionID = nil, nil
 	r.outputIDs, r.hashIDs = nil, nil
+	r.waitFor = nil
 	s.pos = 0
 	s.ws()
 	if s.pos >= len(s.line) || s.line[s.pos] != '{' {
@@ -235,6 +253,16 @@ func (s *scanner) member(r *rawRow, key []byte, keyPos int) *Error {
 		f, name = fDelay, "delay"
 	case "delay_ms":
 		f, name = fDelay, "delay_ms"
+	case "wait_for":
+		if !s.agentic {
+			return s.skipValue(0)
+		}
+		f, name = fWaitFor, "wait_for"
+	case "tool_wait_ms":
+		if !s.agentic {
+			return s.skipValue(0)
+		}
+		f, name = fToolWaitMs, "tool_wait_ms"
 	default:
 		// aisimulate's MooncakeRow does not deny unknown fields.
 		return s.skipValue(0)
@@ -270,6 +298,10 @@ func (s *scanner) member(r *rawRow, key []byte, keyPos int) *Error {
 		r.hashIDs, err = s.hashIDs(name)
 	case fOutputTokenIDs:
 		r.outputIDs, err = s.tokenIDs(name)
+	case fWaitFor:
+		r.waitFor, err = s.waitFor(name)
+	case fToolWaitMs:
+		r.toolWaitMs, err = s.floatField(name)
 	}
 	if err != nil {
 		return err
@@ -465,6 +497,51 @@ func (s *scanner) tokenIDs(field string) ([]uint32, *Error) {
 			case ']':
 				s.pos++
 				return ids, nil
+			}
+		}
+		return nil, s.expected("',' or ']'")
+	}
+}
+
+// waitFor parses an array of request id strings. The ids are copied out
+// of the line (agentic traces are small, so an allocation per id is fine);
+// their checks (empty, self, duplicate, unknown) are semantic and happen
+// later.
+func (s *scanner) waitFor(field string) ([]waitRef, *Error) {
+	if s.line[s.pos] != '[' {
+		return nil, s.typeError(field, "an array of request id strings or null")
+	}
+	s.pos++
+	refs := s.waitBuf[:0]
+	defer func() { s.waitBuf = refs[:0] }()
+	s.ws()
+	if s.pos < len(s.line) && s.line[s.pos] == ']' {
+		s.pos++
+		return refs, nil
+	}
+	for {
+		s.ws()
+		if s.pos >= len(s.line) || s.line[s.pos] != '"' {
+			if s.pos < len(s.line) && s.line[s.pos] == ']' && len(refs) > 0 {
+				return nil, s.syntax(s.pos, "trailing comma before ']'")
+			}
+			return nil, s.elemTypeError(field, len(refs), "a request id string")
+		}
+		col := s.pos + 1
+		id, err := s.str(&s.idBuf, true)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, waitRef{id: string(id), col: col})
+		s.ws()
+		if s.pos < len(s.line) {
+			switch s.line[s.pos] {
+			case ',':
+				s.pos++
+				continue
+			case ']':
+				s.pos++
+				return refs, nil
 			}
 		}
 		return nil, s.expected("',' or ']'")

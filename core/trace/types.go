@@ -19,8 +19,8 @@ type Workload struct {
 	// token ids chosen by the engine start at or above GeneratedTokenBase,
 	// which is always larger.
 	NumContentIDs uint32
-	// HasTimestamps tells whether any first turn carried a timestamp
-	// (informational; arrivals are already normalised).
+	// HasTimestamps tells whether any first turn (agentic: any root)
+	// carried a timestamp (informational; arrivals are already normalised).
 	HasTimestamps bool
 	Rows          int // number of turns in all sessions
 }
@@ -30,10 +30,13 @@ type Workload struct {
 const GeneratedTokenBase uint32 = 1 << 31
 
 // A Session is one conversation: at most one of its turns is in flight.
+// In an agentic workload it is one play instead, whose turns run as their
+// dependencies allow (several may be in flight).
 type Session struct {
 	ID string
 	// ArrivalMs is the first turn's arrival for open-loop / trace_timestamps
 	// load, normalised so the earliest session starts at 0 (before speedup).
+	// For a play it is the earliest ArrivalMs of its roots.
 	ArrivalMs float64
 	Turns     []Turn
 }
@@ -59,7 +62,8 @@ type Turn struct {
 	Deps []int32
 	// ToolWaitMs is extra agentic wait (tool execution) added to DelayMs.
 	ToolWaitMs float64
-	// ArrivalMs is an agentic root's arrival, normalised like sessions'.
+	// ArrivalMs is an agentic root's arrival, normalised like sessions'
+	// (the earliest root of the file is at 0); 0 for every other turn.
 	ArrivalMs float64
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int

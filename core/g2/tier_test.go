@@ -1,0 +1,311 @@
+package g2_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/core/g2"
+	"github.com/kvsim/kvsim/core/identity"
+)
+
+type ids = []identity.ID
+
+// stored makes keys resident through one store (one completion cohort).
+func stored(t *testing.T, tr *g2.Tier, keys ...identity.ID) {
+	t.Helper()
+	if _, res := tr.PrepareProtected(keys, nil); res != g2.Prepared {
+		t.Fatalf("store %v: %v; want prepared", keys, res)
+	}
+	tr.CompleteStore(keys)
+	check(t, tr)
+}
+
+func check(t *testing.T, tr *g2.Tier) {
+	t.Helper()
+	if err := tr.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func order(tr *g2.Tier) ids { return tr.Order(nil) }
+
+func wantOrder(t *testing.T, tr *g2.Tier, want ids) {
+	t.Helper()
+	if got := order(tr); !slices.Equal(got, want) {
+		t.Errorf("victim order %v; want %v", got, want)
+	}
+}
+
+// victims stores fresh keys into a full tier and returns what it evicted,
+// in order: the policy's victim order made observable.
+func victims(t *testing.T, tr *g2.Tier, n int) ids {
+	t.Helper()
+	before := tr.Entries(nil)
+	fresh := make(ids, n)
+	for i := range fresh {
+		fresh[i] = identity.ID(1000 + i)
+	}
+	if _, res := tr.PrepareProtected(fresh, nil); res != g2.Prepared {
+		t.Fatalf("store of %d fresh keys: %v", n, res)
+	}
+	var out ids
+	for _, id := range before {
+		if tr.Lookup(id) == g2.Absent {
+			out = append(out, id)
+		}
+	}
+	// before is in list order, so out is the eviction order.
+	return out
+}
+
+// TestCohortLRU_CohortStampAndIdentityTieBreak is connectors.md §4.1: one
+// completed store is one cohort ordered by identity sequence number (not
+// by the order of its keys), and a later cohort is more recent whatever its
+// identities.
+func TestCohortLRU_CohortStampAndIdentityTieBreak(t *testing.T) {
+	tr := g2.NewTier(8, g2.CohortLRU)
+	stored(t, tr, 5, 3, 4)
+	stored(t, tr, 1)
+	wantOrder(t, tr, ids{3, 4, 5, 1})
+	if got := victims(t, tr, 6); !slices.Equal(got, ids{3, 4}) {
+		t.Errorf("victims %v; want [3 4]", got)
+	}
+}
+
+// TestCohortLRU_TouchGivesEachKeyItsOwnStamp: keys are processed in the
+// given order (reversed by callers), each becoming the most recent; pending
+// and pinned keys ignore touches.
+func TestCohortLRU_TouchGivesEachKeyItsOwnStamp(t *testing.T) {
+	tr := g2.NewTier(8, g2.CohortLRU)
+	stored(t, tr, 1, 2, 3, 4)
+	tr.Touch(ids{1, 2}, true) // 2, then 1
+	wantOrder(t, tr, ids{3, 4, 2, 1})
+	tr.Touch(ids{3}, false)
+	wantOrder(t, tr, ids{4, 2, 1, 3})
+
+	tr.PrepareProtected(ids{9}, nil) // pending
+	tr.Pin(ids{4})
+	tr.Touch(ids{9, 4}, false)
+	wantOrder(t, tr, ids{2, 1, 3})
+	tr.CompleteStore(ids{9})
+	tr.Unpin(ids{4})
+	wantOrder(t, tr, ids{2, 1, 3, 9, 4})
+	check(t, tr)
+}
+
+// TestCohortLRU_UnpinnedKeysShareOneCohort: the keys a load completion
+// unpins re-enter together, in identity order, at the most recent end.
+func TestCohortLRU_UnpinnedKeysShareOneCohort(t *testing.T) {
+	tr := g2.NewTier(8, g2.CohortLRU)
+	stored(t, tr, 1, 2, 3, 4)
+	tr.Pin(ids{3, 1})
+	wantOrder(t, tr, ids{2, 4})
+	tr.Unpin(ids{3, 1})
+	wantOrder(t, tr, ids{2, 4, 1, 3})
+	check(t, tr)
+}
+
+// TestRanked_RankAtStore is connectors.md §4.2: a store takes its place at
+// preparation; completions do not reorder; pending and pinned entries keep
+// their place but are skipped as victims; a touch moves any present key,
+// a pending one included (Decision).
+func TestRanked_RankAtStore(t *testing.T) {
+	tr := g2.NewTier(4, g2.Ranked)
+	tr.PrepareProtected(ids{1, 2}, nil)
+	tr.PrepareProtected(ids{3}, nil)
+	wantOrder(t, tr, nil) // all pending: nothing evictable
+	tr.CompleteStore(ids{3})
+	tr.CompleteStore(ids{1, 2})
+	wantOrder(t, tr, ids{1, 2, 3})
+
+	tr.PrepareProtected(ids{4}, nil) // pending, ranked most recent
+	tr.Touch(ids{4, 1}, false)       // moves pending 4, then 1
+	tr.CompleteStore(ids{4})
+	wantOrder(t, tr, ids{2, 3, 4, 1})
+
+	tr.Pin(ids{2})
+	wantOrder(t, tr, ids{3, 4, 1})
+	tr.Unpin(ids{2}) // back in its old place: no re-rank on a load completion
+	wantOrder(t, tr, ids{2, 3, 4, 1})
+	check(t, tr)
+	if got := victims(t, tr, 2); !slices.Equal(got, ids{2, 3}) {
+		t.Errorf("victims %v; want [2 3]", got)
+	}
+}
+
+// TestRanked_PinnedHeadIsSkipped: a pinned entry at the least-recent end is
+// passed over and the next one is evicted.
+func TestRanked_PinnedHeadIsSkipped(t *testing.T) {
+	tr := g2.NewTier(3, g2.Ranked)
+	stored(t, tr, 1, 2, 3)
+	tr.Pin(ids{1})
+	if got := victims(t, tr, 1); !slices.Equal(got, ids{2}) {
+		t.Errorf("victims %v; want [2]", got)
+	}
+}
+
+// TestFreeQueue_ReleaseOrder is connectors.md §4.3: entries join the queue
+// when they become free — a store completion in block order, a load
+// completion's unpins in block order — and there are no touches.
+func TestFreeQueue_ReleaseOrder(t *testing.T) {
+	tr := g2.NewTier(8, g2.FreeQueue)
+	stored(t, tr, 7, 5, 6) // block order 7, 5, 6: no identity sort
+	stored(t, tr, 1)
+	wantOrder(t, tr, ids{7, 5, 6, 1})
+	tr.Touch(ids{7, 5}, true)
+	wantOrder(t, tr, ids{7, 5, 6, 1})
+
+	// A load of blocks 7, 5, 6 pins them; its completion re-enters them at
+	// the tail in block order (reverse order would change §A's 192 row).
+	tr.Pin(ids{7, 5, 6})
+	wantOrder(t, tr, ids{1})
+	tr.Unpin(ids{7, 5, 6})
+	wantOrder(t, tr, ids{1, 7, 5, 6})
+	check(t, tr)
+	if got := victims(t, tr, 6); !slices.Equal(got, ids{1, 7}) {
+		t.Errorf("victims %v; want [1 7]", got)
+	}
+}
+
+// TestFreeQueue_PinCountsNest: an entry pinned twice (a lookup pin and a
+// load pin) is free only after both go.
+func TestFreeQueue_PinCountsNest(t *testing.T) {
+	tr := g2.NewTier(4, g2.FreeQueue)
+	stored(t, tr, 1, 2)
+	tr.Pin(ids{1})
+	tr.Pin(ids{1})
+	tr.Unpin(ids{1})
+	wantOrder(t, tr, ids{2})
+	tr.Unpin(ids{1})
+	wantOrder(t, tr, ids{2, 1})
+	if tr.Pins(1) != 0 {
+		t.Errorf("pins %d; want 0", tr.Pins(1))
+	}
+}
+
+// snapshot is everything a failed admission must leave alone.
+type snapshot struct {
+	used, resident, free int
+	order, entries       ids
+	evictions            int64
+}
+
+func snap(tr *g2.Tier) snapshot {
+	return snapshot{tr.Used(), tr.NumResident(), tr.NumFree(), tr.Order(nil), tr.Entries(nil), tr.Evictions}
+}
+
+func same(a, b snapshot) bool {
+	return a.used == b.used && a.resident == b.resident && a.free == b.free &&
+		slices.Equal(a.order, b.order) && slices.Equal(a.entries, b.entries) && a.evictions == b.evictions
+}
+
+// TestProtected_Admission is connectors.md §3.4's whole-range, protected
+// mode under each policy.
+func TestProtected_Admission(t *testing.T) {
+	for _, pol := range []g2.Policy{g2.CohortLRU, g2.Ranked, g2.FreeQueue} {
+		t.Run(pol.String(), func(t *testing.T) {
+			t.Run("retry when only listed keys could go", func(t *testing.T) {
+				tr := g2.NewTier(3, pol)
+				stored(t, tr, 1, 2, 3)
+				before := snap(tr)
+				missing, res := tr.PrepareProtected(ids{1, 2, 3, 4}, ids{42})
+				if res != g2.Retry || !slices.Equal(missing, ids{42}) {
+					t.Errorf("got %v, %v; want retry, [42]", res, missing)
+				}
+				if after := snap(tr); !same(before, after) {
+					t.Errorf("retry changed the tier: %+v; want %+v", after, before)
+				}
+				if tr.Lookup(4) != g2.Absent {
+					t.Error("retry created an entry")
+				}
+			})
+			t.Run("retry when victims are pinned or pending", func(t *testing.T) {
+				tr := g2.NewTier(2, pol)
+				stored(t, tr, 1)
+				tr.Pin(ids{1})
+				tr.PrepareProtected(ids{2}, nil)
+				before := snap(tr)
+				if _, res := tr.PrepareProtected(ids{3}, nil); res != g2.Retry {
+					t.Errorf("got %v; want retry", res)
+				}
+				if after := snap(tr); !same(before, after) {
+					t.Errorf("retry changed the tier: %+v; want %+v", after, before)
+				}
+			})
+			t.Run("structurally unfittable", func(t *testing.T) {
+				tr := g2.NewTier(2, pol)
+				if _, res := tr.PrepareProtected(ids{1, 2, 3}, nil); res != g2.Retry || tr.Used() != 0 {
+					t.Errorf("got %v with %d entries; want retry, 0", res, tr.Used())
+				}
+			})
+			t.Run("already present, pending counts", func(t *testing.T) {
+				tr := g2.NewTier(3, pol)
+				stored(t, tr, 1)
+				tr.PrepareProtected(ids{2}, nil)
+				before := snap(tr)
+				missing, res := tr.PrepareProtected(ids{1, 2}, nil)
+				if res != g2.AlreadyPresent || len(missing) != 0 {
+					t.Errorf("got %v, %v; want already present, none missing", res, missing)
+				}
+				if after := snap(tr); !same(before, after) {
+					t.Errorf("changed the tier: %+v; want %+v", after, before)
+				}
+			})
+			t.Run("victims skip the request's own keys", func(t *testing.T) {
+				tr := g2.NewTier(3, pol)
+				stored(t, tr, 1, 2, 3) // 1 is least recent under every policy
+				missing, res := tr.PrepareProtected(ids{1, 4, 5}, nil)
+				if res != g2.Prepared || !slices.Equal(missing, ids{4, 5}) {
+					t.Fatalf("got %v, %v; want prepared, [4 5]", res, missing)
+				}
+				if tr.Lookup(1) != g2.Resident || tr.Lookup(2) != g2.Absent || tr.Lookup(3) != g2.Absent {
+					t.Errorf("states 1:%v 2:%v 3:%v; want 1 kept, 2 and 3 evicted", tr.Lookup(1), tr.Lookup(2), tr.Lookup(3))
+				}
+				if tr.Lookup(4) != g2.Pending || tr.Lookup(5) != g2.Pending || tr.Evictions != 2 {
+					t.Errorf("4:%v 5:%v evictions %d; want pending, pending, 2", tr.Lookup(4), tr.Lookup(5), tr.Evictions)
+				}
+				check(t, tr)
+			})
+		})
+	}
+}
+
+// TestRoomLimited_Admission is connectors.md §3.4's room-limited mode: room
+// is free slots plus every evictable entry, and victims come from all of
+// them in policy order (a key the storing request reuses included).
+func TestRoomLimited_Admission(t *testing.T) {
+	tr := g2.NewTier(4, g2.FreeQueue)
+	stored(t, tr, 1, 2)
+	tr.Pin(ids{2})
+	tr.PrepareProtected(ids{3}, nil) // pending
+	if got := tr.Room(); got != 2 {
+		t.Fatalf("room %d; want 2 (1 free + 1 evictable)", got)
+	}
+	tr.PrepareUnprotected(ids{4, 5})
+	if tr.Lookup(1) != g2.Absent || tr.Lookup(2) != g2.Resident || tr.Lookup(3) != g2.Pending {
+		t.Errorf("states 1:%v 2:%v 3:%v; want 1 evicted, pinned 2 and pending 3 kept", tr.Lookup(1), tr.Lookup(2), tr.Lookup(3))
+	}
+	if tr.Lookup(4) != g2.Pending || tr.Lookup(5) != g2.Pending || tr.Used() != 4 {
+		t.Errorf("4:%v 5:%v used %d; want pending, pending, 4", tr.Lookup(4), tr.Lookup(5), tr.Used())
+	}
+	check(t, tr)
+	if got := tr.Room(); got != 0 {
+		t.Errorf("room %d; want 0", got)
+	}
+}
+
+// TestTier_Counts: Used counts pending entries, NumResident only completed
+// ones, and evictions keep both right.
+func TestTier_Counts(t *testing.T) {
+	tr := g2.NewTier(3, g2.CohortLRU)
+	tr.PrepareProtected(ids{1, 2}, nil)
+	if tr.Used() != 2 || tr.NumResident() != 0 || tr.NumFree() != 1 {
+		t.Errorf("used %d resident %d free %d; want 2 0 1", tr.Used(), tr.NumResident(), tr.NumFree())
+	}
+	tr.CompleteStore(ids{1, 2})
+	tr.PrepareProtected(ids{3, 4}, nil) // evicts 1
+	if tr.Used() != 3 || tr.NumResident() != 1 || tr.Evictions != 1 {
+		t.Errorf("used %d resident %d evictions %d; want 3 1 1", tr.Used(), tr.NumResident(), tr.Evictions)
+	}
+	check(t, tr)
+}

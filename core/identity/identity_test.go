@@ -1,0 +1,85 @@
+package identity_test
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/core/identity"
+)
+
+func tokens(v ...uint32) []uint32 { return v }
+
+// TestSequence_ChainedIdentities is connectors.md §1.1: only full blocks
+// have an identity; two blocks are equal only if their whole prefixes are.
+func TestSequence_ChainedIdentities(t *testing.T) {
+	tab := identity.NewTable(8)
+	var a, b, c identity.Sequence
+	a.Extend(tab, tokens(1, 2, 3, 4, 5, 6, 7, 8, 9), 4, 0) // 2 full blocks, 1 partial token
+	b.Extend(tab, tokens(1, 2, 3, 4, 5, 6, 7, 8), 4, 1)
+	c.Extend(tab, tokens(9, 9, 9, 9, 5, 6, 7, 8), 4, 2) // same block 1 tokens, other parent
+	if len(a.IDs) != 2 || len(b.IDs) != 2 {
+		t.Fatalf("identities %v %v; want two full blocks each", a.IDs, b.IDs)
+	}
+	if a.IDs[0] != b.IDs[0] || a.IDs[1] != b.IDs[1] {
+		t.Errorf("equal prefixes got identities %v and %v", a.IDs, b.IDs)
+	}
+	if c.IDs[1] == a.IDs[1] {
+		t.Error("block 1 with the same tokens but another parent shares an identity")
+	}
+	if tab.Len() != 4 {
+		t.Errorf("%d identities; want 4", tab.Len())
+	}
+	// IDs are dense, in order of first sight, and remember their birth.
+	if a.IDs[0] != 0 || a.IDs[1] != 1 || c.IDs[0] != 2 || c.IDs[1] != 3 {
+		t.Errorf("ids %v %v; want 0 1 and 2 3", a.IDs, c.IDs)
+	}
+	if o := tab.Origin(c.IDs[1]); o != (identity.Origin{Request: 2, Block: 1}) {
+		t.Errorf("origin %+v; want request 2 block 1", o)
+	}
+}
+
+// TestSequence_ExtendIsIncremental: extending as tokens arrive gives the
+// same identities as hashing the whole sequence at once.
+func TestSequence_ExtendIsIncremental(t *testing.T) {
+	all := make([]uint32, 40)
+	for i := range all {
+		all[i] = uint32(i * 7)
+	}
+	t1 := identity.NewTable(16)
+	var whole identity.Sequence
+	whole.Extend(t1, all, 4, 0)
+	t2 := identity.NewTable(16)
+	var step identity.Sequence
+	for n := 0; n <= len(all); n++ {
+		step.Extend(t2, all[:n], 4, 0)
+	}
+	if len(whole.IDs) != 10 || len(step.IDs) != 10 {
+		t.Fatalf("%d and %d identities; want 10", len(whole.IDs), len(step.IDs))
+	}
+	for j := range whole.IDs {
+		if t1.Hash(whole.IDs[j]) != t2.Hash(step.IDs[j]) {
+			t.Errorf("block %d hashes differ", j)
+		}
+	}
+}
+
+// TestTable_WideParents: a parent with many children (a shared system
+// prompt followed by many continuations) still finds each child again.
+func TestTable_WideParents(t *testing.T) {
+	tab := identity.NewTable(64)
+	first := make([]identity.ID, 20)
+	for k := range first {
+		var s identity.Sequence
+		s.Extend(tab, tokens(1, 1, 1, 1, uint32(k), 0, 0, 0), 4, int32(k))
+		first[k] = s.IDs[1]
+	}
+	for k := range first {
+		var s identity.Sequence
+		s.Extend(tab, tokens(1, 1, 1, 1, uint32(k), 0, 0, 0), 4, 99)
+		if s.IDs[1] != first[k] {
+			t.Errorf("child %d: identity %d; want %d", k, s.IDs[1], first[k])
+		}
+	}
+	if tab.Len() != 21 {
+		t.Errorf("%d identities; want 21", tab.Len())
+	}
+}
