@@ -571,16 +571,14 @@ func (a *Adapter) Cancel(r *request.Request, now float64) {
 				a.arrived = removeT(a.arrived, t)
 			}
 			t.delivered = true
-			for _, s := range ld.DestSlots {
-				a.pool.Release(s)
-			}
-		} else {
-			for _, s := range ld.DestSlots {
-				a.pool.Release(s)
-			}
 		}
-		for _, s := range ld.PrefixSlots {
-			a.pool.Unpin(s)
+		// A cancelled reservation gives its blocks back last block first,
+		// like any release (connectors.md §1.6).
+		for i := len(ld.DestSlots) - 1; i >= 0; i-- {
+			a.pool.Release(ld.DestSlots[i])
+		}
+		for i := len(ld.PrefixSlots) - 1; i >= 0; i-- {
+			a.pool.Unpin(ld.PrefixSlots[i])
 		}
 		r.Host.Load = nil
 		a.wake = true

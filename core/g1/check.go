@@ -26,6 +26,13 @@ func (p *Pool) Check() error {
 	if free+private+cached != len(p.slots) || free != len(p.free) {
 		return fmt.Errorf("G1-1: free %d (list %d) + private %d + cached %d != capacity %d", free, len(p.free), private, cached, len(p.slots))
 	}
+	listed := make([]bool, len(p.slots))
+	for _, s := range p.free {
+		if s < 0 || int(s) >= len(p.slots) || listed[s] || p.slots[s].state != Free {
+			return fmt.Errorf("G1-1: the free list holds slot %d, which is not a free slot listed once", s)
+		}
+		listed[s] = true
+	}
 	n, prev := 0, nilSlot
 	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
 		if !p.idle(s) {

@@ -183,7 +183,11 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 		return blocked
 	}
 	n := min(remaining, *budget)
-	if n == 0 && remaining > 0 {
+	if n == 0 && remaining > 0 && !(fromWaiting && k.Host == nil) {
+		// Without G2 one waiting candidate is still admitted when the
+		// budget is spent: it takes its cached blocks, becomes running
+		// with nothing scheduled, and the waiting loop stops
+		// (replay-model.md §6 step 3).
 		return blocked
 	}
 	target := before + n
@@ -303,8 +307,15 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 		}
 		// Admission test (connectors.md §2.2).
 		knownBlocks := r.KnownBlocks(bs)
-		if r.Status == request.Waiting && knownBlocks > k.Cfg.Capacity {
-			k.reject(r, fromConn, now, "prompt exceeds the G1 capacity")
+		if knownBlocks > k.Cfg.Capacity {
+			// A fresh request that cannot fit is rejected (vLLM). Decision:
+			// so is a preempted one that has outgrown G1 while running: it
+			// could never be admitted again and would block the queue.
+			reason := "prompt exceeds the G1 capacity"
+			if r.Status != request.Waiting {
+				reason = "preempted request outgrew the G1 capacity"
+			}
+			k.reject(r, fromConn, now, reason)
 			continue
 		}
 		capped := min(hits, (r.Len()-1)/bs)
@@ -338,6 +349,9 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 		}
 		if k.admit(r, fromConn, capped, frozen, budget, preempted, now) != scheduled {
 			return
+		}
+		if last := k.res.Scheduled[len(k.res.Scheduled)-1]; last.Tokens == 0 && *budget == 0 {
+			return // the one candidate admitted on a spent budget
 		}
 	}
 }

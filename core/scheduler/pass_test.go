@@ -195,6 +195,6 @@ func TestWaiting_WithoutG2OneCandidateIsAdmittedWithAnExhaustedBudget(t *testing
 		t.Errorf("r3 status %v; want waiting (the loop stops after the 0-token admission)", r3.Status)
 	}
 	if len(admitted) != 2 || admitted[1] != r2.Index || r2.Status != request.Running || r2.Computed != 0 {
-		t.Skipf("bug: scheduler.Rank.admit → schedule (core/scheduler/pass.go:187-189, `if n == 0 && remaining > 0 { return blocked }`) refuses a 0-token admission, so with G2 off and the budget spent the candidate stays waiting: admitted %v, r2 status %v computed %d; want [%d %d], r2 running with 0 computed tokens", admitted, r2.Status, r2.Computed, r1.Index, r2.Index)
+		t.Fatalf("bug: scheduler.Rank.admit → schedule (core/scheduler/pass.go:187-189, `if n == 0 && remaining > 0 { return blocked }`) refuses a 0-token admission, so with G2 off and the budget spent the candidate stays waiting: admitted %v, r2 status %v computed %d; want [%d %d], r2 running with 0 computed tokens", admitted, r2.Status, r2.Computed, r1.Index, r2.Index)
 	}
 }

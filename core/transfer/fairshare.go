@@ -25,6 +25,7 @@ type FairShare struct {
 	clock    float64
 	jobs     []*job
 	done     []Done
+	carry    []Done // completions passed by a Cancel, reported by the next Advance
 }
 
 type job struct {
@@ -56,9 +57,10 @@ func (f *FairShare) Submit(id int64, rank int, dir Direction, rankGBps float64, 
 		remaining: float64(bytes), firstByte: math.Max(ready, f.clock)})
 }
 
-// Cancel removes job id; other jobs speed up from now on.
+// Cancel removes job id; other jobs speed up from now on. Jobs that
+// complete by now are reported by the next Advance.
 func (f *FairShare) Cancel(id int64, now float64) {
-	f.Advance(now)
+	f.carry = append(f.carry, f.Advance(now)...)
 	for i, j := range f.jobs {
 		if j.id == id {
 			f.jobs = append(f.jobs[:i], f.jobs[i+1:]...)
@@ -116,7 +118,8 @@ func (f *FairShare) finish(j *job) float64 {
 // Advance moves the pool to now and returns the jobs that finished, in
 // order of finish time, stores before loads, then submission.
 func (f *FairShare) Advance(now float64) []Done {
-	f.done = f.done[:0]
+	f.done = append(f.done[:0], f.carry...)
+	f.carry = f.carry[:0]
 	for {
 		next := f.Next()
 		if next > now {
