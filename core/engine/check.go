@@ -49,7 +49,7 @@ func (e *Engine) check(rk *Rank) error {
 	// reservations whose transfer is in flight (hit blocks pinned, fresh
 	// slots private).
 	for idx, src := range e.srcRank {
-		if src == rk {
+		if src == rk && src != nil {
 			for _, s := range e.reqs[idx].Slots {
 				owned[s]++
 				if p.Inspect(s).State == g1.Cached {

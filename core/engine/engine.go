@@ -137,11 +137,13 @@ type Engine struct {
 	pending      [][]*request.Request // per rank: destinations awaiting a reservation
 	handoffs     handoffHeap          // KV transfers in flight
 	handoffSeq   int64
-	srcRank      map[int32]*Rank // prefill rank holding each source
+	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
 	agentic *agenticState // nil unless the workload is agentic
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
+
+	blockEstimate int // identities the workload can create (sizes indexes)
 }
 
 // New builds the engine for cfg and workload wl.
@@ -189,9 +191,16 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		}
 	}
 	e.ids = identity.NewTable(totalBlocks)
+	e.blockEstimate = totalBlocks
+	var decodeSlots [][]int32
+	perReq := 1
+	if e.pd {
+		perReq = 2 // prefill and decode admissions and routings
+		totalSlots *= 2
+	}
 	slotArena := make([]int32, totalSlots)
-	admArena := make([]report.Admission, n)
-	routeArena := make([]report.Routing, n)
+	admArena := make([]report.Admission, perReq*n)
+	routeArena := make([]report.Routing, perReq*n)
 	gapArena := make([]report.Gap, 2*n)
 	for s := range wl.Sessions {
 		ws := &wl.Sessions[s]
@@ -206,14 +215,18 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.SessionID = ws.ID
 			rec.Turn = t
 			rec.RequestedOutput = ws.Turns[t].OutputLength
-			rec.Admissions = admArena[i : i : i+1]
-			rec.Routing = routeArena[i : i : i+1]
+			rec.Admissions = admArena[perReq*i : perReq*i : perReq*(i+1)]
+			rec.Routing = routeArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.Gaps = gapArena[2*i : 2*i : 2*i+2]
 			e.Records[i] = rec
 			c := slotCap[i]
 			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),
 				Slots: slotArena[:0:c]}
 			slotArena = slotArena[c:]
+			if e.pd {
+				decodeSlots = append(decodeSlots, slotArena[:0:c])
+				slotArena = slotArena[c:]
+			}
 		}
 	}
 	if e.pd {
@@ -227,7 +240,11 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		e.prefillPlace = placement.NewFlat(p.Parallelism.Replicas, p.Parallelism.AttentionData)
 		e.decodePlace = placement.NewFlat(d.Parallelism.Replicas, d.Parallelism.AttentionData)
 		e.reqsD = make([]request.Request, n)
+		for i := range e.reqsD {
+			e.reqsD[i].Slots = decodeSlots[i]
+		}
 		e.pending = make([][]*request.Request, len(e.ranks))
+		e.srcRank = make([]*Rank, n)
 	} else {
 		role := cfg.Engine.Workers.Aggregated
 		if err := e.buildRole(role, config.RoleAggregated, scheduler.Aggregated); err != nil {
@@ -333,6 +350,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		for d := 0; d < role.Parallelism.AttentionData; d++ {
 			rk := &Rank{Worker: wk.index, DP: d, Index: len(e.ranks), Role: name,
 				Rank: scheduler.New(sc, e.ids, e)}
+			rk.Pool.SizeIndex(e.blockEstimate)
 			if ho != nil {
 				dom := shared
 				if dom == nil {

@@ -76,22 +76,13 @@ func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
 	d := &e.reqsD[r.Index]
 	*d = request.Request{Index: r.Index, Session: r.Session, Turn: r.Turn, Tokens: r.Tokens[:r.PromptLen:cap(r.Tokens)],
 		Seq: r.Seq, PromptLen: r.PromptLen, MaxOutput: e.wl.Sessions[r.Session].Turns[r.Turn].OutputLength,
-		OutputIDs: r.OutputIDs, Order: dr.NextOrder(), Slots: r.Slots[len(r.Slots):len(r.Slots)]}
-	d.Slots = nil
-	e.heldSrc(r, src)
+		OutputIDs: r.OutputIDs, Order: dr.NextOrder(), Slots: d.Slots[:0]}
+	e.srcRank[r.Index] = src
 	rec.DecodeWorker = tg.Worker
 	rec.Routing = append(rec.Routing, report.Routing{Pool: "decode", Outcome: "routed", Worker: tg.Worker,
 		Schedule: dr.Index, DPRank: tg.Rank})
 	e.pending[dr.Index] = append(e.pending[dr.Index], d)
 	e.tryReservations(dr, t)
-}
-
-// heldSrc remembers which rank holds a request's source blocks.
-func (e *Engine) heldSrc(r *request.Request, rk *Rank) {
-	if e.srcRank == nil {
-		e.srcRank = map[int32]*Rank{}
-	}
-	e.srcRank[r.Index] = rk
 }
 
 // tryReservations reserves decode room for pending destinations of rk in
@@ -149,7 +140,7 @@ func (e *Engine) reserve(rk *Rank, d *request.Request) (hit int, ok, reject bool
 	if rk.Cfg.PrefixCaching {
 		hit, _ = p.Lookup(d.Seq.IDs[:d.PromptLen/bs])
 	}
-	slots := make([]int32, 0, total+d.MaxOutput/bs+1)
+	slots := d.Slots[:0]
 	for j := 0; j < hit; j++ {
 		s := p.Copy(d.Seq.IDs[j])
 		p.Pin(s)
@@ -180,7 +171,7 @@ func (e *Engine) completeHandoff(h handoff, t float64) {
 	h.sr.ReleaseSource(h.src, t)
 	e.workers[h.sr.Worker].poked = true
 	rec.SourceReleasedMs = t
-	delete(e.srcRank, h.dst.Index)
+	e.srcRank[h.dst.Index] = nil
 
 	d, rk := h.dst, h.dr
 	p := rk.Pool.For(d.Index)

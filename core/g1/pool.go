@@ -83,6 +83,15 @@ func New(capacity int) *Pool {
 // SetObserver installs o (nil removes it).
 func (p *Pool) SetObserver(o Observer) { p.obs = o }
 
+// SizeIndex makes room in the identity index for about n identities, so a
+// run that knows its workload never regrows it.
+func (p *Pool) SizeIndex(n int) {
+	for len(p.first) < n {
+		p.first = append(p.first, nilSlot)
+		p.last = append(p.last, nilSlot)
+	}
+}
+
 // For says which request (global index) the following allocations,
 // references, pins and releases act for, so the record can name a slot's
 // owner; it returns p for chaining. Results never depend on it.
@@ -408,9 +417,8 @@ func (p *Pool) unlink(s int32) {
 
 func (p *Pool) index(s int32) {
 	id := p.slots[s].id
-	for int(id) >= len(p.first) {
-		p.first = append(p.first, nilSlot)
-		p.last = append(p.last, nilSlot)
+	if int(id) >= len(p.first) {
+		p.SizeIndex(max(int(id)+1, 2*len(p.first)))
 	}
 	sl := &p.slots[s]
 	sl.dupPrev, sl.dupNext = p.last[id], nilSlot

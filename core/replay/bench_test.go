@@ -95,3 +95,24 @@ func BenchmarkReplayG2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplayTopology is the §E benchmark on several workers (issue 6:
+// within 1.5× of the single-worker cost per simulated request): 4 replicas
+// × 2 attention-DP ranks, and one prefill + one decode worker.
+func BenchmarkReplayTopology(b *testing.B) {
+	role := "{parallelism: {replicas: 1, attention_data: 1}, scheduler: {max_batched_tokens: 8192, max_sequences: 64}, " +
+		"kv_cache: {block_size: 16, bytes_per_token: 250000, capacity: {type: fixed, blocks: 8192}}, " +
+		"timing: {type: fixed, prefill_ms: 2, decode_ms: 1}}"
+	for _, c := range []struct {
+		name string
+		sets []string
+	}{
+		{"4x2", []string{"engine.workers.aggregated.parallelism.replicas=4", "engine.workers.aggregated.parallelism.attention_data=2"}},
+		{"1P1D", []string{"engine.mode=disaggregated", "engine.workers.aggregated=null",
+			"engine.workers.prefill=" + role, "engine.workers.decode=" + role,
+			"engine.kv_transfer={bytes_per_token: 250000, bandwidth_gb_per_second: 100}",
+			"traffic.source.format=mooncake"}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchRun(b, c.sets) })
+	}
+}
