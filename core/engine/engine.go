@@ -144,6 +144,8 @@ type Engine struct {
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
 	blockEstimate int // identities the workload can create (sizes indexes)
+	started       bool
+	lastReport    int
 }
 
 // New builds the engine for cfg and workload wl.
@@ -154,7 +156,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
-		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase}
+		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
@@ -403,27 +405,47 @@ func (e *Engine) NextOutputToken(r *request.Request) uint32 {
 
 // Run replays the workload to the end (or the soft cutoff).
 func (e *Engine) Run() error {
-	e.driver.Start(e.startSession)
+	if _, err := e.RunUntil(math.Inf(1)); err != nil {
+		return err
+	}
+	return e.Finish()
+}
+
+// RunUntil processes every instant up to and including until (or the
+// soft cutoff) and reports whether events remain. Run is RunUntil(+Inf)
+// then Finish; benchmarks use it to look at a steady stretch of a run.
+func (e *Engine) RunUntil(until float64) (more bool, err error) {
+	if !e.started {
+		e.started = true
+		e.driver.Start(e.startSession)
+	}
 	total := len(e.reqs)
-	lastReport := -1
 	for {
 		t := e.nextEvent()
 		if math.IsInf(t, 1) || t > e.cutoff {
-			break
+			return false, nil
+		}
+		if t > until {
+			return true, nil
 		}
 		e.now = t
 		e.settle()
 		if e.checkErr != nil {
-			return e.checkErr
+			return false, e.checkErr
 		}
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
-			return fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
+			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
 		}
-		if e.opts.Progress != nil && e.done/1024 != lastReport {
-			lastReport = e.done / 1024
+		if e.opts.Progress != nil && e.done/1024 != e.lastReport {
+			e.lastReport = e.done / 1024
 			e.opts.Progress(e.done, total)
 		}
 	}
+}
+
+// Finish ends the run: the last progress report and the observer's Finish.
+func (e *Engine) Finish() error {
+	total := len(e.reqs)
 	if e.opts.Progress != nil {
 		e.opts.Progress(e.done, total)
 	}

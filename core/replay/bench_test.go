@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/config"
@@ -114,5 +115,51 @@ func BenchmarkReplayTopology(b *testing.B) {
 			"traffic.source.format=mooncake"}},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchRun(b, c.sets) })
+	}
+}
+
+// BenchmarkSteadyState measures heap allocations in the middle of the §E
+// run (between 20% and 80% of its virtual time), per pass and per session
+// started there: acceptance.md §E's "allocation-free steady state" allows
+// only per-request token lists and report records, which kvsim sizes per
+// session when it starts.
+func BenchmarkSteadyState(b *testing.B) {
+	tr := benchTrace(b)
+	data, _ := traces.Read("connectors.yaml")
+	cfg, err := config.Parse("connectors.yaml", ".", data, benchSets)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A first run gives the run's length.
+	res, err := Run(cfg, wl, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	end := res.Summary.DurationMs
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, err := engine.New(cfg, wl, engine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.RunUntil(0.2 * end); err != nil {
+			b.Fatal(err)
+		}
+		p0, d0 := e.Passes, e.Dispatched()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		if _, err := e.RunUntil(0.8 * end); err != nil {
+			b.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		passes, reqs := float64(e.Passes-p0), float64(e.Dispatched()-d0)
+		mallocs := float64(m1.Mallocs - m0.Mallocs)
+		b.ReportMetric(mallocs/passes, "allocs/pass")
+		b.ReportMetric(mallocs/(reqs/6), "allocs/session")
+		b.ReportMetric(passes, "passes")
 	}
 }
