@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# scripts/ui.sh: the browser app (ui/, wasm/, public/, index.html, cmd/serve,
+# e2e/; docs/ui.md). build.sh sources every scripts/*.sh and calls
+# build_ui after the Go build, test_ui after the Go tests and serve_ui for
+# `./build.sh serve`. Each function runs in a subshell from the repository
+# root.
+#
+#   build_ui   regenerate the vugu code, then dist/: index.html, main.wasm
+#              (the UI), sim.wasm (the bridge, run in a Web Worker),
+#              wasm_exec.js and public/
+#   test_ui    the bridge and UI tests under node (GOOS=js GOARCH=wasm), the
+#              check that the committed generated code is current, and the
+#              browser tests (go test ./e2e; chromium, E2E_REQUIRED=1 in CI)
+#   serve_ui   serve dist/ on 127.0.0.1 (ARGS go to cmd/serve, e.g.
+#              -addr 127.0.0.1:9000; KVSIM_ADDR sets the default address)
+
+KVSIM_UI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+ui_log() { if declare -F log >/dev/null; then log "$@"; else printf '==> %s\n' "$*"; fi; }
+
+# ui_generate runs vugugen on ui/ and gofmt on its output (vugugen's is
+# not gofmt-clean).
+ui_generate() {
+	go tool vugugen -skip-go-mod ./ui
+	gofmt -w ui/*_gen.go
+}
+
+build_ui() (
+	set -euo pipefail
+	cd "$KVSIM_UI_ROOT"
+	ui_log "ui: vugugen"
+	ui_generate
+	ui_log "ui: dist/ (main.wasm, sim.wasm, index.html, public/, wasm_exec.js)"
+	mkdir -p dist
+	rm -rf dist/public dist/index.html dist/main.wasm dist/sim.wasm dist/wasm_exec.js
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/main.wasm ./ui
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/sim.wasm ./wasm
+	cp index.html dist/
+	cp -R public dist/public
+	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" dist/
+	local f
+	for f in dist/main.wasm dist/sim.wasm; do
+		ui_log "$(printf 'ui: %-14s %9d bytes, %9d gzip -9' "$f" "$(wc -c <"$f")" "$(gzip -9c "$f" | wc -c)")"
+	done
+)
+
+test_ui() (
+	set -euo pipefail
+	cd "$KVSIM_UI_ROOT"
+	ui_log "ui: GOOS=js GOARCH=wasm go test ./wasm/... ./ui/... (node)"
+	PATH="$(go env GOROOT)/lib/wasm:$PATH" GOOS=js GOARCH=wasm go test ./wasm/... ./ui/...
+	ui_log "ui: generated code is current"
+	ui_generate
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git diff --exit-code -- ui/ || {
+			echo "ui: the generated code in ui/ was stale; commit the regenerated files (go tool vugugen -skip-go-mod ./ui && gofmt -w ui/*_gen.go)" >&2
+			exit 1
+		}
+	fi
+	ui_log "ui: browser tests (go test ./e2e)"
+	go test ./e2e
+)
+
+serve_ui() (
+	set -euo pipefail
+	cd "$KVSIM_UI_ROOT"
+	[ -f dist/main.wasm ] || build_ui
+	go run ./cmd/serve -dir dist -addr "${KVSIM_ADDR:-127.0.0.1:8080}" "$@"
+)

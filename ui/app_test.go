@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/staticrender"
+
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// render builds the page with vugu's static renderer, as the browser's
+// render loop would, and returns its HTML.
+func render(t *testing.T, a *App) string {
+	t.Helper()
+	env, err := vugu.NewBuildEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+		t.Fatal(err)
+	}
+	a.AfterRender()
+	return buf.String()
+}
+
+func mustContain(t *testing.T, html string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(html, p) {
+			t.Errorf("the page lacks %q", p)
+		}
+	}
+}
+
+// result builds the worker's reply to the last run message, with the
+// given restored/recomputed per variant.
+func result(t *testing.T, h *nopHost, nums [][2]int64, passes []proto.PassMeta) WorkerMsg {
+	t.Helper()
+	msg := h.last()
+	if msg["op"] != proto.OpRun {
+		t.Fatalf("last message %v", msg["op"])
+	}
+	m := WorkerMsg{Type: proto.MsgResult, ID: msg["id"].(int)}
+	for i, v := range msg["variants"].([]any) {
+		label := v.(map[string]any)["label"].(string)
+		view := proto.View{Label: label, Restored: nums[i][0], Recomputed: nums[i][1], Requests: 2, Completed: 2,
+			Turns: []proto.Turn{{Turn: 0, Requests: 2, Recomputed: 512}}}
+		b, _ := json.Marshal(view)
+		rows := proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Recomputed: 256, Status: "completed"},
+			{ID: "s1t0", Session: "s1", TTFT: 5, Input: 256, Recomputed: 256, Status: "completed"}})
+		m.Results = append(m.Results, VariantMsg{Label: label, View: string(b), Rows: rows, Prediction: "{}"})
+	}
+	if passes != nil {
+		b, _ := json.Marshal(passes)
+		m.Passes = string(b)
+	}
+	return m
+}
+
+// TestDefaultPageAndRun: the page opens on the §A example in compare
+// mode, runs it when the worker is ready, and shows one row per run.
+func TestDefaultPageAndRun(t *testing.T) {
+	h := &nopHost{}
+	a := NewApp(h, "")
+	html := render(t, a)
+	mustContain(t, html, `id="run"`, `id="f-g1"`, `id="f-g2"`, `id="conn-simple_cpu_v0_32"`, `id="yaml"`, `id="compare-setup"`,
+		`id="example-box"`, `id="passview"`, "Why the eviction order matters", `id="f-pd"`, "not supported yet")
+	if !a.Busy() {
+		t.Error("the default page does not plan its run")
+	}
+	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	run := h.last()
+	if run == nil || run["op"] != proto.OpRun || len(run["variants"].([]any)) != 3 || run["passes"] != true {
+		t.Fatalf("run message %v", run)
+	}
+	// progress needs no render; results do
+	if a.Deliver(WorkerMsg{Type: proto.MsgProgress, ID: run["id"].(int), Done: 10, Total: 48, Variants: 3}) {
+		t.Error("a progress message asked for a render")
+	}
+	if a.Pct() == "0.0%" {
+		t.Error("progress not taken")
+	}
+	if !a.Deliver(result(t, h, [][2]int64{{11488, 8800}, {14144, 6544}, {12432, 8368}}, nil)) {
+		t.Error("results asked for no render")
+	}
+	html = render(t, a)
+	mustContain(t, html, "11,488", "14,144", "12,432", "8,368", `class="cmp-row sel"`, "s1t0", "Done in")
+	if a.Runs != 1 || a.Running {
+		t.Errorf("runs %d running %v", a.Runs, a.Running)
+	}
+	// the request table sorts and pages
+	a.SortBy("ttft")
+	if rows := a.PageRows(); len(rows) != 2 || rows[0].ID != "s1t0" {
+		t.Errorf("sorted rows %+v", rows)
+	}
+	// requests.jsonl comes from the worker, replayed from the run's spec
+	a.Download("requests.jsonl")
+	f := h.last()
+	if f["op"] != proto.OpFile || f["run"] != run["id"] || f["spec"] == nil {
+		t.Fatalf("file request %v", f)
+	}
+	a.Deliver(WorkerMsg{Type: proto.MsgFile, ID: f["id"].(int), Text: "x"})
+	if len(h.downloads) != 1 || h.downloads[0] != "offloading-v0-24-requests.jsonl" {
+		t.Errorf("downloads %v", h.downloads)
+	}
+}
+
+// TestControlsEditYAML: a control edits the YAML, a rejected value shows
+// the CLI's message next to it and blocks Run, a fix clears it.
+func TestControlsEditYAML(t *testing.T) {
+	h := &nopHost{}
+	a := NewApp(h, "#ex=B")
+	a.OnField(state.FG1, "0")
+	if msg := a.FieldErr[state.FG1]; !strings.Contains(msg, "kv_cache.capacity.blocks") || !strings.HasPrefix(msg, "config.yaml:") {
+		t.Errorf("G1 error %q", msg)
+	}
+	if a.CanRun() {
+		t.Error("Run allowed with a rejected config")
+	}
+	if a.Value(state.FG1) != "0" {
+		t.Errorf("the field shows %q, not what was typed", a.Value(state.FG1))
+	}
+	html := render(t, a)
+	mustContain(t, html, `id="err-g1"`, `class="field bad"`)
+	a.OnField(state.FG1, "5")
+	if a.FieldErr[state.FG1] != "" || !a.CanRun() || !strings.Contains(a.YAML, "blocks: 5") {
+		t.Errorf("after the fix: %q %v", a.FieldErr[state.FG1], a.CanRun())
+	}
+	a.OnYAML(a.YAML + "\nbogus: [\n")
+	if a.YAMLErr == "" || a.CanRun() {
+		t.Error("a broken YAML is accepted")
+	}
+	a.OnField(state.FConnector, "simple_cpu_v0_32")
+	if a.FieldErr[state.FConnector] == "" {
+		t.Error("a control edit of a YAML that does not parse went through")
+	}
+}
+
+// TestLinkRestoresState: the fragment the app writes restores the same
+// config and compare set-up in a new app.
+func TestLinkRestoresState(t *testing.T) {
+	h := &nopHost{}
+	a := NewApp(h, "")
+	a.OnField(state.FG2, "2048")
+	a.CompareToggle("simple_cpu_v0_32", false)
+	b := NewApp(&nopHost{}, h.frag)
+	if b.YAML != a.YAML || b.Compare == nil || b.Compare.String() != a.Compare.String() {
+		t.Errorf("restored %q / %v, want %q / %v", b.YAML, b.Compare, a.YAML, a.Compare)
+	}
+	a.ToggleCompare()
+	c := NewApp(&nopHost{}, h.frag)
+	if c.Compare != nil {
+		t.Error("compare mode came back")
+	}
+	if d := NewApp(&nopHost{}, "#ex=nope"); d.RunErr == "" || d.Example == nil {
+		t.Error("a bad link is not reported")
+	}
+}
+
+// TestPassViewFlow: results with records open the pass view; the index
+// sends it to the example's focus; frames arrive, keys step.
+func TestPassViewFlow(t *testing.T) {
+	h := &nopHost{width: 600}
+	a := NewApp(h, "#ex=B")
+	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{{Passes: 6, Lines: 6, G1: 3, G2: 8}}}}
+	a.Deliver(result(t, h, [][2]int64{{8, 28}}, meta))
+	if a.PV == nil || a.PV.Runs != 1 {
+		t.Fatalf("pass view %+v", a.PV)
+	}
+	seek := h.last()
+	if seek["op"] != proto.OpSeek || seek["passes"].([]any)[0] != 1 {
+		t.Fatalf("seek %v", seek)
+	}
+	tl := &proto.Timeline{Start: make([]float64, 6), End: make([]float64, 6), Counts: make([][proto.NumMarks]uint16, 6)}
+	tl.Counts[3][proto.MarkRestore] = 1
+	a.Deliver(WorkerMsg{Type: proto.MsgIndex, ID: a.resultsRun, IndexDone: true, Indexed: 6, Total: 6,
+		Timelines: [][][]byte{{proto.EncodeTimeline(tl)}}})
+	if a.PV.Pass != 4 {
+		t.Errorf("the §B example opened at pass %d, want the restore pass 4", a.PV.Pass)
+	}
+	// the frame of the first seek is stale; the page asks again
+	frame := func(pass int) []byte {
+		b := []byte{3, 0, 0, 0, 0, 0, 0, 0}
+		for i := 0; i < 3; i++ {
+			c := make([]byte, proto.SlotBytes)
+			c[0] = '.'
+			for k := 4; k < proto.SlotBytes; k++ {
+				c[k] = 0xff
+			}
+			c[20], c[21], c[22], c[23] = 0, 0, 0, 0
+			b = append(b, c...)
+		}
+		return append(b, 0, 0, 0, 0)
+	}
+	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: a.PV.seekID, Frames: []*FrameMsg{{Bin: frame(1), Meta: `{"pass":1}`}}})
+	again := h.last()
+	if again["op"] != proto.OpSeek || again["passes"].([]any)[0] != 4 {
+		t.Fatalf("no seek for the new position: %v", again)
+	}
+	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: a.PV.seekID, Frames: []*FrameMsg{{Bin: frame(4), Meta: `{"pass":4,"n_events":1,"events":[{"kind":"h2d_complete","text":"restored"}]}`}}})
+	html := render(t, a)
+	mustContain(t, html, `data-pass="4"`, `data-ready`, "restored", `id="pv-canvas-0"`, `data-layout=`)
+	if !strings.Contains(h.frag, "pass=4") {
+		t.Errorf("the link %q lacks the pass", h.frag)
+	}
+	if !a.Key("ArrowLeft", false) || a.PV.Pass != 3 {
+		t.Errorf("ArrowLeft: pass %d", a.PV.Pass)
+	}
+	if !a.Key("ArrowRight", true) || a.PV.Pass != 4 {
+		t.Errorf("Shift+ArrowRight (next restore): pass %d", a.PV.Pass)
+	}
+	if !a.Key(" ", false) || !h.playing {
+		t.Error("Space does not play")
+	}
+	if a.Key("x", false) {
+		t.Error("an unused key was taken")
+	}
+}

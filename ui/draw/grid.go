@@ -1,0 +1,454 @@
+package draw
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"strconv"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// Session hues: ten colours that stay apart from the event flashes
+// (vermillion for evictions, blue for restores) and from each other.
+var Hues = []color.RGBA{
+	{0xE6, 0x9F, 0x00, 0xff}, {0x56, 0xB4, 0xE9, 0xff}, {0x00, 0x9E, 0x73, 0xff}, {0xCC, 0x79, 0xA7, 0xff},
+	{0x33, 0x22, 0x88, 0xff}, {0x99, 0x99, 0x33, 0xff}, {0x44, 0xAA, 0x99, 0xff}, {0x88, 0x22, 0x55, 0xff},
+	{0xDD, 0xCC, 0x77, 0xff}, {0x11, 0x77, 0x33, 0xff},
+}
+
+// Cell colours.
+var (
+	ColFree      = color.RGBA{0xe6, 0xe9, 0xee, 0xff}
+	ColUnused    = color.RGBA{0xf4, 0xf5, 0xf7, 0xff}
+	ColBar       = color.RGBA{0x1d, 0x24, 0x33, 0xff}
+	ColPending   = Yellow
+	ColEvicted   = Vermillion
+	ColRestore   = Blue
+	ColDiff      = color.RGBA{0x11, 0x11, 0x11, 0xff}
+	ColHighlight = color.RGBA{0xff, 0x00, 0xcc, 0xff}
+	ColLaneD2H   = SkyBlue
+	ColLaneH2D   = Blue
+)
+
+// Pale mixes c 58% towards white.
+func Pale(c color.RGBA) color.RGBA {
+	mix := func(v uint8) uint8 { return uint8(int(v) + (255-int(v))*58/100) }
+	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
+}
+
+var paleHues = func() []color.RGBA {
+	out := make([]color.RGBA, len(Hues))
+	for i, h := range Hues {
+		out[i] = Pale(h)
+	}
+	return out
+}()
+
+// paleHue is Pale(Hue(session)), precomputed.
+func paleHue(session int32) color.RGBA {
+	if session < 0 {
+		return Pale(Muted)
+	}
+	return paleHues[int(session)%len(paleHues)]
+}
+
+// Hue is a session's colour (black for no session).
+func Hue(session int32) color.RGBA {
+	if session < 0 {
+		return Muted
+	}
+	return Hues[int(session)%len(Hues)]
+}
+
+// PassLayout places one run's pass view on its canvas: the G1 grid, the
+// G2 grid under it and the transfer lanes at the bottom.
+type PassLayout struct {
+	W, H      int
+	Cell      int // pixels per cell, gap included
+	Cols      int
+	G1Y, G2Y  int // top of each grid
+	G1N, G2N  int // cells drawn (G2: its capacity)
+	LanesY    int
+	HasG2     bool
+	TitleLine int
+}
+
+const (
+	padX       = 8
+	headH      = 18
+	laneH      = 14
+	lanesTotal = 2*laneH + 24
+)
+
+// LayoutPass chooses a cell size that fits g1+g2 cells in width × about
+// maxH pixels.
+func LayoutPass(width, maxH, g1, g2 int) PassLayout {
+	inner := max(width, 160) - 2*padX
+	for c := 28; c > 3; c-- {
+		cols := max(1, inner/c)
+		rows := (g1+cols-1)/cols + (g2+cols-1)/cols
+		grids := rows*c + headH
+		if g2 > 0 {
+			grids += headH + 6
+		}
+		if grids+lanesTotal <= maxH {
+			return LayoutPassCell(width, c, g1, g2)
+		}
+	}
+	return LayoutPassCell(width, 3, g1, g2)
+}
+
+// LayoutPassCell lays the grids out with a given cell size (compared runs
+// share one, so that the same block count looks the same size).
+func LayoutPassCell(width, cell, g1, g2 int) PassLayout {
+	L := PassLayout{W: max(width, 160), G1N: g1, G2N: g2, HasG2: g2 > 0, Cell: max(cell, 3)}
+	L.Cols = max(1, (L.W-2*padX)/L.Cell)
+	L.TitleLine = 14
+	L.G1Y = 22 + headH
+	y := L.G1Y + (g1+L.Cols-1)/L.Cols*L.Cell
+	if g2 > 0 {
+		L.G2Y = y + 6 + headH
+		y = L.G2Y + (g2+L.Cols-1)/L.Cols*L.Cell
+	}
+	L.LanesY = y + 10
+	L.H = L.LanesY + lanesTotal
+	return L
+}
+
+// CellRect is the rectangle of cell i of a grid whose top is y.
+func (L PassLayout) CellRect(y, i int) image.Rectangle {
+	x0 := padX + (i%L.Cols)*L.Cell
+	y0 := y + (i/L.Cols)*L.Cell
+	g := 1
+	if L.Cell <= 4 {
+		g = 0
+	}
+	return image.Rect(x0, y0, x0+L.Cell-g, y0+L.Cell-g)
+}
+
+// Hit finds the cell under (x, y): tier 1 (G1) or 2 (G2) and its index.
+func (L PassLayout) Hit(x, y int) (tier, i int, ok bool) {
+	if x < padX || L.Cell == 0 {
+		return 0, 0, false
+	}
+	col := (x - padX) / L.Cell
+	if col >= L.Cols {
+		return 0, 0, false
+	}
+	for _, g := range []struct{ tier, y, n int }{{1, L.G1Y, L.G1N}, {2, L.G2Y, L.G2N}} {
+		if g.n == 0 || y < g.y {
+			continue
+		}
+		row := (y - g.y) / L.Cell
+		if i := row*L.Cols + col; i < g.n && row < (g.n+L.Cols-1)/L.Cols {
+			return g.tier, i, true
+		}
+	}
+	return 0, 0, false
+}
+
+// PassOptions are the per-frame extras of DrawPass.
+type PassOptions struct {
+	Title, Subtitle string
+	// DiffG1 and DiffG2 outline cells whose block another compared run
+	// does not hold in that tier.
+	DiffG1, DiffG2 []bool
+	// Highlight outlines every cell holding this block (0: none).
+	Highlight uint32
+	// Lanes: the transfers to draw, the time window and the current pass.
+	Transfers          []proto.Transfer
+	From, To           float64
+	PassStart, PassEnd float64
+}
+
+// DrawPass draws one run's frame.
+func DrawPass(img *image.RGBA, L PassLayout, f *proto.Frame, o PassOptions) {
+	Fill(img, img.Rect, White)
+	Text(img, padX, L.TitleLine, o.Title, Black)
+	if o.Subtitle != "" {
+		Text(img, padX+TextWidth(o.Title)+12, L.TitleLine, o.Subtitle, Muted)
+	}
+	// G1
+	idle := 0
+	for _, c := range f.G1 {
+		if c.State == 'i' {
+			idle++
+		}
+	}
+	Text(img, padX, L.G1Y-5, "G1 "+strconv.Itoa(L.G1N)+" slots, "+strconv.Itoa(idle)+" idle", Muted)
+	for i := 0; i < L.G1N; i++ {
+		r := L.CellRect(L.G1Y, i)
+		if i >= len(f.G1) {
+			Fill(img, r, ColUnused)
+			continue
+		}
+		c := f.G1[i]
+		drawCell(img, r, c, idle)
+		if o.DiffG1 != nil && i < len(o.DiffG1) && o.DiffG1[i] {
+			thick(img, r, ColDiff)
+		}
+		if o.Highlight != 0 && c.Key == o.Highlight {
+			thick(img, r, ColHighlight)
+		}
+	}
+	// G2
+	if L.HasG2 {
+		evictable := 0
+		for _, c := range f.G2 {
+			if c.Order >= 0 {
+				evictable++
+			}
+		}
+		Text(img, padX, L.G2Y-5, "G2 "+strconv.Itoa(len(f.G2))+"/"+strconv.Itoa(L.G2N)+" blocks, next victim first", Muted)
+		for i := 0; i < L.G2N; i++ {
+			r := L.CellRect(L.G2Y, i)
+			if i >= len(f.G2) {
+				Fill(img, r, ColUnused)
+				continue
+			}
+			c := f.G2[i]
+			drawCell(img, r, c, evictable)
+			if o.DiffG2 != nil && i < len(o.DiffG2) && o.DiffG2[i] {
+				thick(img, r, ColDiff)
+			}
+			if o.Highlight != 0 && c.Key == o.Highlight {
+				thick(img, r, ColHighlight)
+			}
+		}
+	}
+	drawLanes(img, L, o)
+}
+
+func thick(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	Outline(img, r, c)
+	if r.Dx() > 6 {
+		Outline(img, r.Inset(1), c)
+	}
+}
+
+// drawCell paints one cell by its state (ui.md's colour rules; hatching,
+// outlines and bars carry the state too).
+func drawCell(img *image.RGBA, r image.Rectangle, c proto.Cell, queueLen int) {
+	hue := Hue(c.Session)
+	pale := paleHue(c.Session)
+	switch c.State {
+	case '.':
+		Fill(img, r, ColFree)
+	case 'p': // private to a running request
+		Fill(img, r, hue)
+		Hatch(img, r, pale)
+	case 'A': // cached, in use
+		Fill(img, r, hue)
+	case 'i', 'R': // cached idle / G2 resident: pale, with the eviction bar
+		Fill(img, r, pale)
+		if queueLen > 0 && c.Order >= 0 {
+			bw := r.Dx() * (queueLen - int(c.Order)) / queueLen
+			bh := max(1, r.Dy()/4)
+			Fill(img, image.Rect(r.Min.X, r.Max.Y-bh, r.Min.X+max(1, bw), r.Max.Y), ColBar)
+		}
+	case 'h': // held for a copy
+		Fill(img, r, pale)
+		Hatch(img, r, ColBar)
+	case 'r': // reserved for a load
+		Fill(img, r, White)
+		Outline(img, r, hue)
+		if r.Dx() > 6 {
+			Outline(img, r.Inset(1), hue)
+		}
+	case 'P': // G2 pending store
+		Fill(img, r, ColPending)
+		Hatch(img, r, ColBar)
+	case 'N': // G2 pinned by a load
+		Fill(img, r, pale)
+		Outline(img, r, ColBar)
+	default:
+		Fill(img, r, Muted)
+	}
+	switch c.Flash {
+	case proto.FlashEvicted:
+		Fill(img, r, ColEvicted)
+		cross(img, r, White)
+	case proto.FlashRestored:
+		Fill(img, r, ColRestore)
+		dot(img, r, White)
+	case proto.FlashStored:
+		Outline(img, r, ColRestore)
+	}
+}
+
+func cross(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	n := min(r.Dx(), r.Dy())
+	if n < 5 {
+		return
+	}
+	for k := 1; k < n-1; k++ {
+		img.SetRGBA(r.Min.X+k, r.Min.Y+k, c)
+		img.SetRGBA(r.Max.X-1-k, r.Min.Y+k, c)
+	}
+}
+
+func dot(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	n := min(r.Dx(), r.Dy())
+	if n < 5 {
+		return
+	}
+	s := max(2, n/3)
+	cx, cy := r.Min.X+r.Dx()/2, r.Min.Y+r.Dy()/2
+	Fill(img, image.Rect(cx-s/2, cy-s/2, cx-s/2+s, cy-s/2+s), c)
+}
+
+// drawLanes draws the D2H and H2D lanes: one bar per copy from its
+// submission to its completion, on a time axis around the current pass.
+func drawLanes(img *image.RGBA, L PassLayout, o PassOptions) {
+	y := L.LanesY
+	x0, x1 := padX+34, L.W-padX
+	if x1-x0 < 40 || !(o.To > o.From) {
+		return
+	}
+	Text(img, padX, y+10, "D2H", Muted)
+	Text(img, padX, y+10+laneH, "H2D", Muted)
+	lane := func(h2d bool) int {
+		if h2d {
+			return y + laneH
+		}
+		return y
+	}
+	xOf := func(t float64) int {
+		return x0 + int(math.Round(float64(x1-x0)*(t-o.From)/(o.To-o.From)))
+	}
+	Fill(img, image.Rect(x0, y, x1, y+2*laneH-2), color.RGBA{0xf6, 0xf7, 0xf9, 0xff})
+	// the current pass
+	ps, pe := max(x0, xOf(o.PassStart)), min(x1, xOf(o.PassEnd))
+	if pe <= ps {
+		pe = ps + 1
+	}
+	Fill(img, image.Rect(ps, y, pe, y+2*laneH-2), color.RGBA{0xe3, 0xec, 0xf6, 0xff})
+	for _, t := range o.Transfers {
+		end := t.Complete
+		if math.IsNaN(end) {
+			end = t.Deadline
+		}
+		if math.IsNaN(end) || end < o.From || t.Submit > o.To {
+			continue
+		}
+		a, b := max(x0, xOf(t.Submit)), min(x1, xOf(end))
+		if b <= a {
+			b = a + 2
+		}
+		col := ColLaneD2H
+		if t.H2D {
+			col = ColLaneH2D
+		}
+		active := t.Submit <= o.PassEnd && end >= o.PassStart
+		if !active {
+			col = Pale(col)
+		}
+		ly := lane(t.H2D)
+		Fill(img, image.Rect(a, ly+2, b, ly+laneH-3), col)
+		if lbl := strconv.Itoa(t.Blocks); b-a > TextWidth(lbl)+4 && active {
+			Text(img, a+2, ly+laneH-4, lbl, White)
+		}
+	}
+	// time axis
+	ay := y + 2*laneH + 10
+	Fill(img, image.Rect(x0, ay-8, x1, ay-7), Grid)
+	for _, t := range []float64{o.From, (o.From + o.To) / 2, o.To} {
+		lbl := strconv.FormatFloat(math.Round(t*10)/10, 'f', -1, 64) + " ms"
+		x := xOf(t)
+		if t == o.To {
+			x -= TextWidth(lbl)
+		} else if t != o.From {
+			x -= TextWidth(lbl) / 2
+		}
+		Text(img, x, ay+4, lbl, Muted)
+	}
+}
+
+// TimelineLayout places the timeline's rows (one per run).
+type TimelineLayout struct {
+	W, H, X0, X1 int
+	Rows         int
+	Passes       int
+}
+
+const tlRow = 26
+
+// LayoutTimeline sizes the timeline for rows runs of at most passes.
+func LayoutTimeline(width, rows, passes int) TimelineLayout {
+	return TimelineLayout{W: max(width, 200), H: 16 + rows*tlRow + 14, X0: 86, X1: max(width, 200) - 10, Rows: rows, Passes: max(passes, 1)}
+}
+
+// X is the x of pass p (1-based).
+func (L TimelineLayout) X(p int) int {
+	if L.Passes <= 1 {
+		return L.X0
+	}
+	return L.X0 + (L.X1-L.X0)*(p-1)/(L.Passes-1)
+}
+
+// PassAt is the pass under x.
+func (L TimelineLayout) PassAt(x int) int {
+	if x <= L.X0 {
+		return 1
+	}
+	if x >= L.X1 {
+		return L.Passes
+	}
+	return 1 + int(math.Round(float64(x-L.X0)*float64(L.Passes-1)/float64(L.X1-L.X0)))
+}
+
+// Timeline marker colours (by proto.Mark*).
+var MarkColours = [proto.NumMarks]color.RGBA{Vermillion, Purple, SkyBlue, Blue, Black, Green}
+
+// DrawTimeline draws one row per run: ticks for G1 evictions, G2
+// evictions, stores and restores in four thin lanes, preemptions as full
+// height ticks; the current pass as a cursor; and each run's first
+// divergence from the first run as a dashed line.
+func DrawTimeline(img *image.RGBA, L TimelineLayout, labels []string, tls []*proto.Timeline, cur int) {
+	Fill(img, img.Rect, White)
+	lanes := []int{proto.MarkG1Evict, proto.MarkG2Evict, proto.MarkStore, proto.MarkRestore}
+	lh := (tlRow - 6) / len(lanes)
+	for r := 0; r < L.Rows; r++ {
+		y := 8 + r*tlRow
+		lbl := ""
+		if r < len(labels) {
+			lbl = labels[r]
+		}
+		if len(lbl) > 11 {
+			lbl = lbl[:11]
+		}
+		Text(img, 4, y+tlRow/2+2, lbl, Black)
+		Fill(img, image.Rect(L.X0, y, L.X1+1, y+tlRow-4), color.RGBA{0xf6, 0xf7, 0xf9, 0xff})
+		if r >= len(tls) || tls[r] == nil {
+			Text(img, L.X0+6, y+tlRow/2+2, "indexing…", Muted)
+			continue
+		}
+		t := tls[r]
+		for p := range t.Counts {
+			c := t.Counts[p]
+			x := L.X(p + 1)
+			for li, m := range lanes {
+				if c[m] > 0 {
+					ly := y + 1 + li*lh
+					Fill(img, image.Rect(x, ly, x+1, ly+lh-1), MarkColours[m])
+				}
+			}
+			if c[proto.MarkPreempt] > 0 {
+				Fill(img, image.Rect(x, y, x+2, y+tlRow-4), Black)
+			}
+		}
+		if d := t.Diverge; d > 0 {
+			x := L.X(d)
+			for yy := y - 2; yy < y+tlRow-2; yy += 3 {
+				Fill(img, image.Rect(x-1, yy, x+1, yy+2), ColHighlight)
+			}
+		}
+	}
+	// cursor and pass axis
+	x := L.X(cur)
+	Fill(img, image.Rect(x-1, 4, x+1, L.H-12), Black)
+	Text(img, L.X0, L.H-2, "pass 1", Muted)
+	end := "pass " + strconv.Itoa(L.Passes)
+	Text(img, L.X1-TextWidth(end), L.H-2, end, Muted)
+}

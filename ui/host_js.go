@@ -1,0 +1,517 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"syscall/js"
+	"time"
+
+	"github.com/vugu/vugu"
+)
+
+// jsHost is the browser side of Host: one Web Worker running sim.wasm (the
+// bridge), the location fragment, Blob downloads, FileReader uploads,
+// localStorage and canvases.
+type jsHost struct {
+	env    vugu.EventEnv
+	app    *App
+	worker js.Value
+	module js.Value // the compiled sim.wasm, reused by every worker
+	onMsg  js.Func
+	frag   string
+	images map[string]js.Value // canvas id → ImageData of the right size
+	playID js.Value
+	playFn js.Func
+}
+
+func newJSHost(env vugu.EventEnv) *jsHost {
+	h := &jsHost{env: env, images: map[string]js.Value{}}
+	h.onMsg = js.FuncOf(h.onMessage)
+	return h
+}
+
+// attach connects the app and starts the worker and the listeners.
+func (h *jsHost) attach(a *App) {
+	h.app = a
+	h.startWorker()
+	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
+		frag := js.Global().Get("location").Get("hash").String()
+		if len(frag) > 0 && frag[0] == '#' {
+			frag = frag[1:]
+		}
+		if frag == h.frag {
+			return nil
+		}
+		h.locked(func() { a.OpenLink(frag) })
+		return nil
+	}))
+	doc := js.Global().Get("document")
+	// keyboard shortcuts (not while typing in a field)
+	doc.Call("addEventListener", "keydown", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		e := args[0]
+		if e.Get("ctrlKey").Bool() || e.Get("metaKey").Bool() || e.Get("altKey").Bool() {
+			return nil
+		}
+		if t := e.Get("target"); t.Truthy() {
+			switch t.Get("tagName").String() {
+			case "INPUT", "TEXTAREA", "SELECT":
+				return nil
+			}
+		}
+		var used bool
+		h.env.Lock()
+		used = a.Key(e.Get("key").String(), e.Get("shiftKey").Bool())
+		if used {
+			e.Call("preventDefault")
+			h.env.UnlockRender()
+		} else {
+			h.env.UnlockOnly()
+		}
+		return nil
+	}))
+	// the pointer over the pass view's canvases: a render only when the
+	// hovered cell changes
+	pointer := func(click bool) js.Func {
+		return js.FuncOf(func(_ js.Value, args []js.Value) any {
+			e := args[0]
+			t := e.Get("target")
+			v := -1
+			if t.Truthy() {
+				if id := t.Get("id"); id.Type() == js.TypeString && len(id.String()) > 10 && id.String()[:10] == "pv-canvas-" {
+					fmtSscan(id.String()[10:], &v)
+				}
+			}
+			// only the pass view cares; everything else returns at once
+			// (a click that JS code dispatches, e.g. a download's, may
+			// arrive while the app holds the render lock)
+			if v < 0 && (a.PV == nil || !a.PV.Pinned && a.PV.Hover == nil || !t.Truthy() || t.Get("closest").IsUndefined() ||
+				!t.Call("closest", "#passview").Truthy()) {
+				return nil
+			}
+			x, y := e.Get("offsetX").Int(), e.Get("offsetY").Int()
+			if v >= 0 {
+				// canvases may be scaled by CSS
+				cw, rw := t.Get("width").Float(), t.Get("clientWidth").Float()
+				if rw > 0 && cw > 0 {
+					x = int(float64(x) * cw / rw)
+					y = int(float64(y) * cw / rw)
+				}
+			}
+			px, py := 0, 0
+			if box := doc.Call("getElementById", "passview"); box.Truthy() {
+				r := box.Call("getBoundingClientRect")
+				px = e.Get("clientX").Int() - r.Get("left").Int()
+				py = e.Get("clientY").Int() - r.Get("top").Int()
+			}
+			h.env.Lock()
+			changed := a.PVHoverAt(v, x, y, px, py, click && v >= 0)
+			if click && v < 0 && a.PV != nil && a.PV.Pinned {
+				if tg := t; tg.Truthy() && tg.Call("closest", "#passview").Truthy() && !tg.Call("closest", ".pv-card").Truthy() {
+					changed = a.PVHover(0, -1, -1, true) || changed
+				}
+			}
+			if changed {
+				h.env.UnlockRender()
+			} else {
+				h.env.UnlockOnly()
+			}
+			return nil
+		})
+	}
+	doc.Call("addEventListener", "mousemove", pointer(false))
+	doc.Call("addEventListener", "click", pointer(true))
+	var pending bool
+	js.Global().Call("addEventListener", "resize", js.FuncOf(func(js.Value, []js.Value) any {
+		if pending {
+			return nil
+		}
+		pending = true
+		var f js.Func
+		f = js.FuncOf(func(js.Value, []js.Value) any {
+			f.Release()
+			pending = false
+			h.locked(func() { a.Resized() })
+			return nil
+		})
+		js.Global().Call("setTimeout", f, 100)
+		return nil
+	}))
+}
+
+// locked runs f under the render lock and asks for a render.
+func (h *jsHost) locked(f func()) {
+	h.env.Lock()
+	defer h.env.UnlockRender()
+	f()
+}
+
+// startWorker compiles sim.wasm once (a fetch that ignores the server's
+// MIME type, so any static host works) and starts a worker with it.
+func (h *jsHost) startWorker() {
+	if !h.module.Truthy() {
+		then := js.FuncOf(func(_ js.Value, args []js.Value) any {
+			h.module = args[0]
+			h.newWorker()
+			return nil
+		})
+		fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+			msg := jsErrorText(args[0])
+			h.locked(func() { h.app.Fatal = "The simulator (sim.wasm) did not load: " + msg })
+			return nil
+		})
+		js.Global().Call("fetch", "sim.wasm").
+			Call("then", js.FuncOf(func(_ js.Value, args []js.Value) any {
+				r := args[0]
+				if !r.Get("ok").Bool() {
+					return js.Global().Get("Promise").Call("reject", js.Global().Get("Error").New("HTTP "+r.Get("status").String()))
+				}
+				return r.Call("arrayBuffer")
+			})).
+			Call("then", js.FuncOf(func(_ js.Value, args []js.Value) any {
+				return js.Global().Get("WebAssembly").Call("compile", args[0])
+			})).
+			Call("then", then, fail)
+		return
+	}
+	h.newWorker()
+}
+
+func (h *jsHost) newWorker() {
+	w := js.Global().Get("Worker").New("public/sim-worker.js")
+	w.Set("onmessage", h.onMsg)
+	w.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := jsErrorText(args[0])
+		h.locked(func() {
+			h.app.Running = false
+			h.app.RunErr = "The simulation worker failed: " + msg
+		})
+		return nil
+	}))
+	w.Call("postMessage", map[string]any{"type": "init", "module": h.module})
+	h.worker = w
+}
+
+func jsErrorText(v js.Value) string {
+	if v.Type() == js.TypeObject {
+		if m := v.Get("message"); m.Type() == js.TypeString {
+			return m.String()
+		}
+	}
+	return v.Call("toString").String()
+}
+
+func (h *jsHost) Post(msg map[string]any) {
+	if !h.worker.Truthy() {
+		return
+	}
+	h.worker.Call("postMessage", js.ValueOf(msg))
+}
+
+func (h *jsHost) RestartWorker() {
+	if h.worker.Truthy() {
+		h.worker.Call("terminate")
+	}
+	h.worker = js.Undefined()
+	h.startWorker()
+}
+
+// onMessage decodes a worker message and hands it to the app.
+func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
+	d := args[0].Get("data")
+	m := WorkerMsg{Type: str(d, "type"), ID: num(d, "id"), Variant: num(d, "variant"), Variants: num(d, "variants"),
+		Done: num(d, "done"), Total: num(d, "total"), Info: str(d, "info"), Err: errInfo(d.Get("error"))}
+	if t := d.Get("text"); t.Type() == js.TypeString {
+		m.Text = t
+	}
+	if b := d.Get("done"); b.Type() == js.TypeBoolean {
+		m.IndexDone = b.Bool()
+	}
+	m.Indexed = num(d, "indexed")
+	m.Passes = str(d, "passes")
+	if tls := d.Get("timelines"); tls.Type() == js.TypeObject {
+		for v := 0; v < tls.Length(); v++ {
+			var ranks [][]byte
+			if rs := tls.Index(v); rs.Type() == js.TypeObject {
+				for k := 0; k < rs.Length(); k++ {
+					ranks = append(ranks, goBytes(rs.Index(k)))
+				}
+			}
+			m.Timelines = append(m.Timelines, ranks)
+		}
+	}
+	if fs := d.Get("frames"); fs.Type() == js.TypeObject {
+		for v := 0; v < fs.Length(); v++ {
+			f := fs.Index(v)
+			if f.Type() != js.TypeObject {
+				m.Frames = append(m.Frames, nil)
+				continue
+			}
+			m.Frames = append(m.Frames, &FrameMsg{Bin: goBytes(f.Get("bin")), Meta: str(f, "meta"), Err: str(f, "error")})
+		}
+	}
+	if rs := d.Get("results"); rs.Type() == js.TypeObject {
+		for i := 0; i < rs.Length(); i++ {
+			r := rs.Index(i)
+			vm := VariantMsg{Label: str(r, "label"), View: str(r, "view"), Err: errInfo(r.Get("error"))}
+			if v := r.Get("prediction"); v.Type() == js.TypeString {
+				vm.Prediction = v
+			}
+			vm.RecordNote = str(r, "recordNote")
+			if u := r.Get("rows"); u.Type() == js.TypeObject {
+				vm.Rows = make([]byte, u.Get("length").Int())
+				js.CopyBytesToGo(vm.Rows, u)
+			}
+			m.Results = append(m.Results, vm)
+		}
+	}
+	h.env.Lock()
+	render := h.app.Deliver(m)
+	if render {
+		h.env.UnlockRender()
+		return nil
+	}
+	h.showProgress()
+	h.env.UnlockOnly()
+	return nil
+}
+
+// showProgress moves the progress bar and its text in place, without a
+// render of the whole page.
+func (h *jsHost) showProgress() {
+	doc := js.Global().Get("document")
+	if bar := doc.Call("querySelector", "#progress .bar"); bar.Truthy() {
+		bar.Get("style").Set("width", h.app.Pct())
+	}
+	if t := doc.Call("getElementById", "progress-text"); t.Truthy() {
+		t.Set("textContent", h.app.ProgressMsg)
+	}
+}
+
+// goBytes copies a Uint8Array into Go.
+func goBytes(u js.Value) []byte {
+	if u.Type() != js.TypeObject {
+		return nil
+	}
+	b := make([]byte, u.Get("length").Int())
+	js.CopyBytesToGo(b, u)
+	return b
+}
+
+func str(v js.Value, k string) string {
+	if x := v.Get(k); x.Type() == js.TypeString {
+		return x.String()
+	}
+	return ""
+}
+
+func num(v js.Value, k string) int {
+	if x := v.Get(k); x.Type() == js.TypeNumber {
+		return x.Int()
+	}
+	return 0
+}
+
+func errInfo(v js.Value) *ErrInfo {
+	if v.Type() != js.TypeObject {
+		return nil
+	}
+	return &ErrInfo{Kind: str(v, "kind"), Msg: str(v, "msg"), Path: str(v, "path"), Variant: str(v, "variant"),
+		Line: num(v, "line"), Col: num(v, "col")}
+}
+
+func (h *jsHost) SetFragment(frag string) {
+	if frag == h.frag {
+		return
+	}
+	h.frag = frag
+	js.Global().Get("history").Call("replaceState", js.Null(), "", "#"+frag)
+}
+
+func (h *jsHost) Location() string {
+	loc := js.Global().Get("location")
+	return loc.Get("origin").String() + loc.Get("pathname").String() + loc.Get("search").String()
+}
+
+func (h *jsHost) Download(name string, data any) {
+	typ := "application/json"
+	if len(name) > 5 && name[len(name)-5:] == ".yaml" {
+		typ = "application/yaml"
+	}
+	blob := js.Global().Get("Blob").New(js.ValueOf([]any{data}), map[string]any{"type": typ})
+	url := js.Global().Get("URL").Call("createObjectURL", blob)
+	a := js.Global().Get("document").Call("createElement", "a")
+	a.Set("href", url)
+	a.Set("download", name)
+	a.Set("className", "download-link")
+	js.Global().Get("document").Get("body").Call("appendChild", a)
+	// click from a fresh task: a synchronous click would run the page's
+	// listeners inside this call, under the render lock
+	var click, revoke js.Func
+	click = js.FuncOf(func(js.Value, []js.Value) any {
+		click.Release()
+		a.Call("click")
+		a.Call("remove")
+		return nil
+	})
+	revoke = js.FuncOf(func(js.Value, []js.Value) any {
+		js.Global().Get("URL").Call("revokeObjectURL", url)
+		revoke.Release()
+		return nil
+	})
+	js.Global().Call("setTimeout", click, 0)
+	js.Global().Call("setTimeout", revoke, 30000)
+}
+
+func (h *jsHost) ReadUpload(e vugu.DOMEvent, done func(name string, text any, data []byte, err error)) {
+	input := js.Value(e.JSEventTarget())
+	files := input.Get("files")
+	if !files.Truthy() || files.Length() == 0 {
+		done("", nil, nil, errors.New("no file chosen"))
+		return
+	}
+	f := files.Index(0)
+	name := f.Get("name").String()
+	f.Call("text").Call("then",
+		js.FuncOf(func(_ js.Value, args []js.Value) any {
+			text := args[0]
+			data := []byte(text.String())
+			input.Set("value", "") // choosing the same file again fires change again
+			h.locked(func() { done(name, text, data, nil) })
+			return nil
+		}),
+		js.FuncOf(func(_ js.Value, args []js.Value) any {
+			err := fmt.Errorf("%s could not be read: %s", name, jsErrorText(args[0]))
+			h.locked(func() { done(name, nil, nil, err) })
+			return nil
+		}))
+}
+
+// storage calls fn with localStorage, swallowing the exceptions browsers
+// throw when storage is off or full.
+func storage(fn func(ls js.Value)) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	ls := js.Global().Get("localStorage")
+	if !ls.Truthy() {
+		return false
+	}
+	fn(ls)
+	return true
+}
+
+func (h *jsHost) SaveUpload(hash, name string, text any) {
+	t, ok := text.(js.Value)
+	if !ok {
+		return
+	}
+	storage(func(ls js.Value) { ls.Call("setItem", "kvsim-trace-"+hash, t) })
+}
+
+func (h *jsHost) LoadUpload(hash string) (any, bool) {
+	var v js.Value
+	storage(func(ls js.Value) { v = ls.Call("getItem", "kvsim-trace-"+hash) })
+	if v.Type() != js.TypeString {
+		return nil, false
+	}
+	return v, true
+}
+
+// Blit pushes img to a canvas: one CopyBytesToJS into an ImageData the
+// size of img (kept per canvas) and one putImageData.
+func (h *jsHost) Blit(canvasID string, img *image.RGBA) {
+	cv := js.Global().Get("document").Call("getElementById", canvasID)
+	if !cv.Truthy() {
+		return
+	}
+	w, ht := img.Rect.Dx(), img.Rect.Dy()
+	if cv.Get("width").Int() != w || cv.Get("height").Int() != ht {
+		cv.Set("width", w)
+		cv.Set("height", ht)
+	}
+	ctx := cv.Call("getContext", "2d")
+	id := h.images[canvasID]
+	if !id.Truthy() || id.Get("width").Int() != w || id.Get("height").Int() != ht {
+		id = js.Global().Get("ImageData").New(w, ht)
+		h.images[canvasID] = id
+	}
+	js.CopyBytesToJS(id.Get("data"), img.Pix)
+	ctx.Call("putImageData", id, 0, 0)
+}
+
+func (h *jsHost) Width(id string) int {
+	el := js.Global().Get("document").Call("getElementById", id)
+	if !el.Truthy() || !el.Get("parentElement").Truthy() {
+		return 0
+	}
+	p := el.Get("parentElement")
+	cs := js.Global().Call("getComputedStyle", p)
+	pad := parsePx(cs.Get("paddingLeft").String()) + parsePx(cs.Get("paddingRight").String())
+	return p.Get("clientWidth").Int() - pad
+}
+
+func parsePx(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func (h *jsHost) Copy(text string) {
+	nav := js.Global().Get("navigator")
+	if cb := nav.Get("clipboard"); cb.Truthy() {
+		p := cb.Call("writeText", text)
+		p.Call("catch", js.FuncOf(func(js.Value, []js.Value) any { return nil }))
+	}
+}
+
+func (h *jsHost) Now() time.Time { return time.Now() }
+
+// Play runs App.PlayTick speed times a second (or stops).
+func (h *jsHost) Play(on bool, speed int) {
+	if h.playID.Truthy() {
+		js.Global().Call("clearInterval", h.playID)
+		h.playID = js.Undefined()
+	}
+	if !on || speed <= 0 {
+		return
+	}
+	if h.playFn.IsUndefined() {
+		h.playFn = js.FuncOf(func(js.Value, []js.Value) any {
+			h.env.Lock()
+			if h.app.PlayTick() {
+				h.env.UnlockRender()
+			} else {
+				h.env.UnlockOnly()
+			}
+			return nil
+		})
+	}
+	h.playID = js.Global().Call("setInterval", h.playFn, 1000/speed)
+}
+
+func (h *jsHost) Focus(id string) {
+	if el := js.Global().Get("document").Call("getElementById", id); el.Truthy() {
+		el.Call("focus")
+	}
+}
+
+func fmtSscan(s string, v *int) {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return
+		}
+		n = n*10 + int(c-'0')
+	}
+	*v = n
+}

@@ -1,0 +1,13 @@
+package main
+
+// Root is the page: header, config panel and results.
+type Root struct {
+	App *App
+}
+
+func (c *Root) class() string {
+	if c.App.Running {
+		return "running"
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package state
+
+import (
+	"sync"
+
+	"github.com/kvsim/kvsim/traces"
+)
+
+// Focus kinds: where a guided example opens the pass view.
+const (
+	FocusDivergence = "divergence" // the first pass where the compared runs' blocks differ
+	FocusRestore    = "restore"    // the pass where a G2 → G1 load completes
+)
+
+// An Example is a guided teaching example: a config, how to run it, two or
+// three sentences that say what to look at, and where the pass view opens.
+type Example struct {
+	ID, Title string
+	Text      []string
+	// Config is the built-in config file the example starts from, Sets the
+	// edits (path=value, applied with SetYAML) that make it.
+	Config string
+	Sets   [][2]string
+	// Compare is the compare set-up, nil for a single run.
+	Compare *Compare
+	// Focus is where the pass view opens; for FocusDivergence, FocusRun is
+	// the compared run whose first difference from the first run counts.
+	Focus    string
+	FocusRun int
+
+	once sync.Once
+	yaml string
+}
+
+// Examples are the built-in guided examples; the first is the default page.
+var Examples = []*Example{
+	{
+		ID: "A192", Title: "Why the eviction order matters",
+		Text: []string{
+			"Eight agent sessions of six turns share a G1 of 128 blocks, so most turns find their earlier prompt only in the 192-block CPU tier (G2).",
+			"All three connectors store the same prompt blocks; they differ in which G2 block they evict when the tier is full.",
+			"offloading v0.32 ranks blocks when they are stored and keeps every reused prefix, v0.24 loses 2,656 restorable tokens and SimpleCPU, evicting first in first out, loses 3,136.",
+		},
+		Config: "connectors.yaml", Sets: [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "192"}},
+		Compare: &Compare{Axis: AxisConnector, Values: []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"}},
+		Focus:   FocusDivergence, FocusRun: 1,
+	},
+	{
+		ID: "B", Title: "A restore from host memory",
+		Text: []string{
+			"A 3-block G1 holds one request at a time: \"pressure\" evicts the prefix that \"seed\" computed, but the connector had already copied it to G2.",
+			"When \"restore\" arrives with the same prefix, the lookup finds it in G2 and a host-to-device copy (the H2D bar) brings 8 tokens back instead of recomputing them.",
+			"Its first token comes 2 ms later than a G1 hit would, the time the copy takes at 1 GB/s.",
+		},
+		Config: "g2-restore.yaml", Focus: FocusRestore,
+	},
+	{
+		ID: "A2048", Title: "Answers in G2",
+		Text: []string{
+			"With a 2,048-block tier nothing is evicted from G2, yet SimpleCPU restores 1,424 more tokens than offloading v0.32.",
+			"SimpleCPU also stores the blocks holding each answer, so the next turn of a session restores them; the prompt-only profiles recompute the 81 answer blocks that G1 evicted.",
+		},
+		Config:  "connectors.yaml",
+		Sets:    [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "2048"}},
+		Compare: &Compare{Axis: AxisConnector, Values: []string{"offloading_v0_32", "simple_cpu_v0_32"}},
+		Focus:   FocusDivergence, FocusRun: 1,
+	},
+}
+
+// DefaultExample is the page's starting point (acceptance.md §A at 192
+// host blocks).
+func DefaultExample() *Example { return Examples[0] }
+
+// ExampleByID finds an example, or returns nil.
+func ExampleByID(id string) *Example {
+	for _, e := range Examples {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// YAML is the example's config text.
+func (e *Example) YAML() string {
+	e.once.Do(func() {
+		b, err := traces.Read(e.Config)
+		if err != nil {
+			panic(err) // the examples are embedded; tests cover every one
+		}
+		text := string(b)
+		for _, s := range e.Sets {
+			if text, err = SetYAML(text, s[0], s[1]); err != nil {
+				panic(err)
+			}
+		}
+		e.yaml = text
+	})
+	return e.yaml
+}
+
+// Share is the link state that opens the example.
+func (e *Example) Share() Share {
+	s := Share{Example: e.ID, YAML: e.YAML()}
+	if e.Compare != nil {
+		c := *e.Compare
+		c.Values = append([]string(nil), c.Values...)
+		s.Compare = &c
+	}
+	return s
+}

@@ -1,0 +1,374 @@
+// Package state is the browser app's logic that does not touch the DOM:
+// the form that mirrors a config, the edits that turn a control change into
+// a YAML edit, the shareable URL, the guided examples, compare variants and
+// the formatting of results. It is plain Go, tested natively and under
+// GOOS=js GOARCH=wasm; the vugu components in ui/ only call it.
+//
+// The YAML text is the single source of truth: every control change is an
+// edit of that text at a config path (SetYAML, with the semantics of the
+// CLI's --set), and the form is read back from the config core/config
+// parses from the text. So the YAML view always shows exactly the config a
+// run uses, and `kvsim predict --config` reads it unchanged.
+package state
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/core/config"
+)
+
+// Control names. They are also the page's element ids (prefixed "f-") and
+// the keys of field errors.
+const (
+	FConnector   = "connector"
+	FG1          = "g1"
+	FG2          = "g2"
+	FG2None      = "g2none"
+	FBlockSize   = "block_size"
+	FReplicas    = "replicas"
+	FAttnDP      = "attn_dp"
+	FPD          = "pd"
+	FMaxSeqs     = "max_seqs"
+	FBudget      = "budget"
+	FPrefillMs   = "prefill_ms"
+	FDecodeMs    = "decode_ms"
+	FD2H         = "d2h"
+	FH2D         = "h2d"
+	FConcurrency = "concurrency"
+	FTrace       = "trace"
+	FYAML        = "yaml"
+)
+
+// Connectors lists the three G2 connector profiles in display order.
+var Connectors = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
+
+// ConnectorLabel is a profile's short label.
+func ConnectorLabel(c string) string {
+	switch c {
+	case config.ConnectorOffloadingV024:
+		return "offloading v0.24"
+	case config.ConnectorOffloadingV032:
+		return "offloading v0.32"
+	case config.ConnectorSimpleCPUV032:
+		return "SimpleCPU v0.32"
+	}
+	return c
+}
+
+// Form is what the controls show: the first role's settings of a parsed
+// config (for a disaggregated config, the prefill role).
+type Form struct {
+	Mode      string
+	Connector string
+	G1        int
+	HasG2     bool
+	G2        int
+	BlockSize int
+	Replicas  int
+	AttnDP    int
+	MaxSeqs   int
+	Budget    int
+	PrefillMs float64
+	DecodeMs  float64
+	D2H, H2D  float64
+	Source    Source
+}
+
+// Source describes the traffic for the trace picker.
+type Source struct {
+	Type           string // config.SourceTrace, SourceSyntheticSession, SourceSynthetic
+	Path           string // trace path
+	Format         string
+	TraceBlockSize int
+	LoadType       string
+	Concurrency    int
+	// synthetic-session
+	Sessions, Turns, NewTokens, OutputTokens int
+	DelayMs                                  float64
+}
+
+// FormOf reads the form from a parsed config.
+func FormOf(cfg *config.Config) Form {
+	f := Form{Mode: cfg.Engine.Mode}
+	roles := cfg.Roles()
+	if len(roles) > 0 {
+		r := roles[0]
+		f.G1 = r.KVCache.CapacityBlocks
+		f.BlockSize = r.KVCache.BlockSize
+		f.Replicas = r.Parallelism.Replicas
+		f.AttnDP = r.Parallelism.AttentionData
+		f.MaxSeqs = r.Scheduler.MaxSequences
+		f.Budget = r.Scheduler.MaxBatchedTokens
+		f.PrefillMs = r.Timing.PrefillMs
+		f.DecodeMs = r.Timing.DecodeMs
+		if h := r.KVCache.HostOffload; h != nil {
+			f.HasG2 = true
+			f.G2 = h.NumHostBlocks
+			f.Connector = h.Connector
+			f.D2H, f.H2D = h.D2HBandwidthGBps, h.H2DBandwidthGBps
+		}
+	}
+	s := cfg.Traffic.Source
+	f.Source = Source{Type: s.Type, Format: s.Format, TraceBlockSize: s.BlockSize, LoadType: cfg.Traffic.Load.Type,
+		Concurrency: cfg.Traffic.Load.Concurrency}
+	if len(s.Paths) > 0 {
+		f.Source.Path = s.Paths[0]
+	}
+	if s.Type == config.SourceSyntheticSession {
+		f.Source.Sessions = cfg.Traffic.Stop.Sessions
+		f.Source.Turns = s.Session.Turns
+		f.Source.NewTokens = s.NewInputTokensPerTurn
+		f.Source.OutputTokens = s.OutputTokensPerTurn
+		f.Source.DelayMs = s.Session.InterTurnDelayMs
+	}
+	return f
+}
+
+// RolePaths are the YAML paths of the roles a control edits: every role
+// the config has (the aggregated role when the config does not parse).
+func RolePaths(cfg *config.Config) []string {
+	if cfg == nil {
+		return []string{"engine.workers.aggregated"}
+	}
+	var out []string
+	for _, r := range cfg.Roles() {
+		out = append(out, "engine.workers."+r.Name)
+	}
+	if len(out) == 0 {
+		out = []string{"engine.workers.aggregated"}
+	}
+	return out
+}
+
+// roleField maps a control to its path below a role.
+var roleField = map[string]string{
+	FConnector: "kv_cache.host_offload.connector",
+	FG2:        "kv_cache.host_offload.num_host_blocks",
+	FBlockSize: "kv_cache.block_size",
+	FReplicas:  "parallelism.replicas",
+	FAttnDP:    "parallelism.attention_data",
+	FMaxSeqs:   "scheduler.max_sequences",
+	FBudget:    "scheduler.max_batched_tokens",
+	FPrefillMs: "timing.prefill_ms",
+	FDecodeMs:  "timing.decode_ms",
+	FD2H:       "kv_cache.host_offload.d2h_bandwidth_gbps",
+	FH2D:       "kv_cache.host_offload.h2d_bandwidth_gbps",
+}
+
+// integer controls; the others are numbers, the connector a name.
+var intField = map[string]bool{FG1: true, FG2: true, FBlockSize: true, FReplicas: true, FAttnDP: true,
+	FMaxSeqs: true, FBudget: true, FConcurrency: true}
+
+// FieldOfPath names the control a config error path belongs to ("" when
+// no control shows it: the error goes next to the YAML view).
+func FieldOfPath(path string) string {
+	switch {
+	case path == "":
+		return ""
+	case strings.HasSuffix(path, ".kv_cache.capacity.blocks"), strings.HasSuffix(path, ".kv_cache.capacity"),
+		strings.HasSuffix(path, ".kv_cache.capacity.bytes"):
+		return FG1
+	case strings.HasSuffix(path, ".kv_cache.host_offload"):
+		return FG2
+	case path == "engine.mode", strings.HasPrefix(path, "engine.workers.prefill"), strings.HasPrefix(path, "engine.workers.decode"):
+		if path == "engine.mode" || strings.Count(path, ".") <= 2 {
+			return FPD
+		}
+	case path == "traffic.load.concurrency":
+		return FConcurrency
+	case strings.HasPrefix(path, "traffic"):
+		return FTrace
+	}
+	for f, sub := range roleField {
+		if strings.HasSuffix(path, "."+sub) {
+			return f
+		}
+	}
+	return ""
+}
+
+// NumberText checks a control's input and writes it as YAML: whole
+// numbers for integer controls, decimal numbers for the others. The range
+// is left to the config parser, whose message the page then shows.
+func NumberText(field, input string) (string, error) {
+	in := strings.TrimSpace(strings.ReplaceAll(input, ",", ""))
+	if intField[field] {
+		n, err := strconv.ParseInt(in, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("enter a whole number")
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+	x, err := strconv.ParseFloat(in, 64)
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return "", fmt.Errorf("enter a number")
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64), nil
+}
+
+// Edit applies one control change to the YAML text. cfg is the config the
+// text currently parses to (nil if it does not), last the last form that
+// had a G2 tier (to restore it when "none" is unticked).
+func Edit(text string, cfg *config.Config, last Form, field, input string) (string, error) {
+	roles := RolePaths(cfg)
+	set := func(text, path, value string) (string, error) { return SetYAML(text, path, value) }
+	var err error
+	switch field {
+	case FConnector:
+		ok := false
+		for _, c := range Connectors {
+			ok = ok || c == input
+		}
+		if !ok {
+			return "", fmt.Errorf("unknown connector %q", input)
+		}
+		for _, r := range roles {
+			if text, err = set(text, r+"."+roleField[field], input); err != nil {
+				return "", err
+			}
+		}
+		return text, nil
+	case FG2None:
+		for _, r := range roles {
+			if input == "true" {
+				text, err = set(text, r+".kv_cache.host_offload", "null")
+			} else {
+				text, err = set(text, r+".kv_cache.host_offload", restoreG2(last))
+			}
+			if err != nil {
+				return "", err
+			}
+		}
+		return text, nil
+	case FPD:
+		return "", fmt.Errorf("P/D disaggregation is not supported yet")
+	case FConcurrency:
+		v, err := NumberText(field, input)
+		if err != nil {
+			return "", err
+		}
+		return set(text, "traffic.load.concurrency", v)
+	case FG1:
+		v, err := NumberText(field, input)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range roles {
+			if text, err = set(text, r+".kv_cache.capacity.bytes", "null"); err != nil {
+				return "", err
+			}
+			if text, err = set(text, r+".kv_cache.capacity.blocks", v); err != nil {
+				return "", err
+			}
+		}
+		return text, nil
+	}
+	sub, ok := roleField[field]
+	if !ok {
+		return "", fmt.Errorf("unknown control %q", field)
+	}
+	v, err := NumberText(field, input)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range roles {
+		if text, err = set(text, r+"."+sub, v); err != nil {
+			return "", err
+		}
+	}
+	return text, nil
+}
+
+// restoreG2 is the host_offload a ticked-off "none" brings back.
+func restoreG2(last Form) string {
+	n, c := last.G2, last.Connector
+	if n <= 0 {
+		n = 192
+	}
+	if c == "" {
+		c = config.ConnectorOffloadingV024
+	}
+	s := fmt.Sprintf("{num_host_blocks: %d, connector: %s", n, c)
+	if last.HasG2 {
+		s += fmt.Sprintf(", d2h_bandwidth_gbps: %s, h2d_bandwidth_gbps: %s",
+			strconv.FormatFloat(last.D2H, 'f', -1, 64), strconv.FormatFloat(last.H2D, 'f', -1, 64))
+	}
+	return s + "}"
+}
+
+// Built-in traces and the traffic each one is run with.
+var builtinTraffic = map[string]string{
+	"delta-sessions.jsonl": "{source: {type: trace, format: mooncake-delta, paths: [delta-sessions.jsonl], block_size: 16}, load: {type: concurrency, concurrency: 4}}",
+	"g2-restore.jsonl":     "{source: {type: trace, format: mooncake, paths: [g2-restore.jsonl], block_size: 4}, load: {type: trace_timestamps}}",
+}
+
+// BuiltinTraces lists the built-in traces with a short description.
+var BuiltinTraces = []struct{ Name, Label string }{
+	{"delta-sessions.jsonl", "§A: 8 sessions × 6 turns (mooncake-delta)"},
+	{"g2-restore.jsonl", "§B: G2 restore, 4 requests (mooncake)"},
+}
+
+// IsBuiltinTrace tells whether name is a built-in trace.
+func IsBuiltinTrace(name string) bool { _, ok := builtinTraffic[name]; return ok }
+
+// UseBuiltin points the config at a built-in trace.
+func UseBuiltin(text, name string) (string, error) {
+	t, ok := builtinTraffic[name]
+	if !ok {
+		return "", fmt.Errorf("no built-in trace %q", name)
+	}
+	return SetYAML(text, "traffic", t)
+}
+
+// UseUpload points the config at an uploaded trace (its name must be a
+// SafeName).
+func UseUpload(text, name, format string, blockSize, concurrency int) (string, error) {
+	if SafeName(name) != name {
+		return "", fmt.Errorf("trace name %q needs quoting", name)
+	}
+	if format != config.FormatMooncake && format != config.FormatMooncakeDelta {
+		return "", fmt.Errorf("unknown trace format %q", format)
+	}
+	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s], block_size: %d}, load: {type: concurrency, concurrency: %d}}",
+		format, name, blockSize, max(1, concurrency)))
+}
+
+// SessionSpec is the synthetic-session generator's form.
+type SessionSpec struct {
+	Sessions, Turns, NewTokens, OutputTokens, Concurrency int
+	DelayMs                                               float64
+}
+
+// DefaultSessions is the generator's starting point: the §A shape scaled
+// up to a workload that takes a noticeable time to run.
+var DefaultSessions = SessionSpec{Sessions: 64, Turns: 6, NewTokens: 256, OutputTokens: 64, Concurrency: 4, DelayMs: 200}
+
+// UseSessions points the config at generated synthetic sessions.
+func UseSessions(text string, s SessionSpec) (string, error) {
+	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: synthetic-session, new_input_tokens_per_turn: %d, output_tokens_per_turn: %d, session: {turns: %d, inter_turn_delay_ms: %s}}, load: {type: concurrency, concurrency: %d}, stop: {sessions: %d}}",
+		s.NewTokens, s.OutputTokens, s.Turns, strconv.FormatFloat(s.DelayMs, 'f', -1, 64), s.Concurrency, s.Sessions))
+}
+
+// SafeName turns an uploaded file's name into a plain YAML scalar.
+func SafeName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" || s[0] == '.' || s[0] == '-' {
+		s = "trace" + s
+	}
+	return s
+}

@@ -1,0 +1,83 @@
+package state
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// Thousands writes n with comma separators: 15568 → "15,568".
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Ms writes a time in milliseconds with at most 3 decimals ("–" for a
+// missing value, written as a negative number).
+func Ms(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
+
+// Percent writes part/whole as a percentage with one decimal.
+func Percent(part, whole int64) string {
+	if whole <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(math.Round(float64(part)*1000/float64(whole))/10, 'f', 1, 64) + "%"
+}
+
+// Table columns.
+var Columns = []struct{ Key, Label string }{
+	{"id", "request"}, {"turn", "turn"}, {"input", "input"}, {"ttft", "TTFT ms"},
+	{"g1", "G1 reused"}, {"host", "G2 reused"}, {"recomputed", "recomputed"},
+}
+
+// SortRows sorts a copy of rows by a column; ties keep request order.
+func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
+	out := slices.Clone(rows)
+	by := func(a, b proto.Row) int {
+		switch key {
+		case "turn":
+			return cmp.Compare(a.Turn, b.Turn)
+		case "input":
+			return cmp.Compare(a.Input, b.Input)
+		case "ttft":
+			return cmp.Compare(a.TTFT, b.TTFT)
+		case "g1":
+			return cmp.Compare(a.G1, b.G1)
+		case "host":
+			return cmp.Compare(a.Host, b.Host)
+		case "recomputed":
+			return cmp.Compare(a.Recomputed, b.Recomputed)
+		}
+		return 0 // "id": request order
+	}
+	slices.SortStableFunc(out, func(a, b proto.Row) int {
+		if desc {
+			return by(b, a)
+		}
+		return by(a, b)
+	})
+	return out
+}

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// MaxRecordRequests bounds the runs whose per-pass record the worker
+// keeps for the pass view (the record of a long run is large and indexing
+// it takes a while in wasm).
+const MaxRecordRequests = 5000
+
+// passes is what the worker knows of one run job's per-pass records: the
+// records (one per variant, nil when a variant failed), and the timeline
+// index built from them after the run, a few milliseconds at a time
+// (step), so that seeks are answered while it grows.
+type passes struct {
+	recs  []*record.Record
+	sess  []map[string]int32 // per variant: session → hue index
+	snaps []record.Snapshot  // per variant: scratch for seeks
+	// index
+	tl          [][]*proto.Timeline // [variant][rank]
+	open        []map[int]int       // per variant: transfer id → index in its rank's Transfers
+	rank, pass  int                 // the next pass to index
+	indexed     int                 // passes indexed, over all ranks
+	total       int
+	done        bool
+	g0          map[string]bool // variant 0's cached set at the pass being indexed
+	scratchKeys []string
+}
+
+func newPasses(recs []*record.Record) *passes {
+	p := &passes{recs: recs, sess: make([]map[string]int32, len(recs)), snaps: make([]record.Snapshot, len(recs)),
+		tl: make([][]*proto.Timeline, len(recs)), open: make([]map[int]int, len(recs))}
+	ranks := 0
+	for v, r := range recs {
+		p.sess[v] = map[string]int32{}
+		p.open[v] = map[int]int{}
+		if r == nil {
+			continue
+		}
+		ranks = max(ranks, len(r.Ranks))
+		for k := range r.Ranks {
+			p.tl[v] = append(p.tl[v], &proto.Timeline{})
+			_ = k
+		}
+	}
+	for k := 0; k < ranks; k++ {
+		p.total += p.lines(k)
+	}
+	p.rank, p.pass = 0, 1
+	p.done = p.total == 0
+	return p
+}
+
+// lines is the most passes (lines) any variant has on rank k.
+func (p *passes) lines(k int) int {
+	n := 0
+	for _, r := range p.recs {
+		if r != nil && k < len(r.Ranks) {
+			n = max(n, r.NumLines(k))
+		}
+	}
+	return n
+}
+
+// markerOf maps an event kind to its timeline marker.
+var markerOf = map[string]int{"g1_evict": proto.MarkG1Evict, "g2_evict": proto.MarkG2Evict, "d2h_submit": proto.MarkStore,
+	"h2d_complete": proto.MarkRestore, "preempt": proto.MarkPreempt, "admit": proto.MarkAdmit}
+
+// step indexes passes for about budget, and tells whether the index is
+// complete.
+func (p *passes) step(budget time.Duration) bool {
+	start := time.Now()
+	for !p.done {
+		p.indexPass(p.rank, p.pass)
+		p.indexed++
+		p.pass++
+		if p.pass > p.lines(p.rank) {
+			p.rank++
+			p.pass = 1
+			for p.rank < len(p.tl[0]) && p.lines(p.rank) == 0 {
+				p.rank++
+			}
+			if p.rank >= p.maxRanks() {
+				p.done = true
+			}
+		}
+		if time.Since(start) >= budget {
+			break
+		}
+	}
+	return p.done
+}
+
+func (p *passes) maxRanks() int {
+	n := 0
+	for _, t := range p.tl {
+		n = max(n, len(t))
+	}
+	return n
+}
+
+// indexPass records pass `pass` of rank k in every variant's timeline and
+// checks whether the variants' cached blocks differ there.
+func (p *passes) indexPass(k, pass int) {
+	for v, rec := range p.recs {
+		if rec == nil || k >= len(rec.Ranks) || pass > rec.NumLines(k) {
+			continue
+		}
+		snap := &p.snaps[v]
+		if err := rec.SeekInto(k, pass, snap); err != nil {
+			continue
+		}
+		tl := p.tl[v][k]
+		in := snap.Info
+		tl.Start = append(tl.Start, in.StartMs)
+		tl.End = append(tl.End, in.EndMs)
+		var c [proto.NumMarks]uint16
+		for _, e := range snap.Events {
+			if m, ok := markerOf[e.Kind]; ok && c[m] < math.MaxUint16 {
+				c[m]++
+			}
+			switch e.Kind {
+			case "d2h_submit", "h2d_submit":
+				tr := proto.Transfer{H2D: e.Kind == "h2d_submit", Blocks: len(e.Blocks), Submit: deref(e.AtMs),
+					Deadline: deref(e.DeadlineMs), Complete: math.NaN(), Pass: pass}
+				p.open[v][e.Transfer] = len(tl.Transfers)
+				tl.Transfers = append(tl.Transfers, tr)
+			case "d2h_complete", "h2d_complete":
+				if i, ok := p.open[v][e.Transfer]; ok {
+					tl.Transfers[i].Complete = deref(e.AtMs)
+					delete(p.open[v], e.Transfer)
+				}
+			}
+		}
+		tl.Counts = append(tl.Counts, c)
+	}
+	// first divergence from variant 0 (record.Diff's definition: the
+	// cached G1 blocks or the G2 entries differ)
+	if len(p.recs) < 2 || p.recs[0] == nil || k >= len(p.tl[0]) || pass > p.recs[0].NumLines(k) {
+		return
+	}
+	p.g0 = cachedSet(p.recs[0], &p.snaps[0], p.g0)
+	for v := 1; v < len(p.recs); v++ {
+		rec := p.recs[v]
+		if rec == nil || k >= len(p.tl[v]) || pass > rec.NumLines(k) || p.tl[v][k].Diverge != 0 {
+			continue
+		}
+		if !sameAs(rec, &p.snaps[v], p.g0) {
+			p.tl[v][k].Diverge = pass
+		}
+	}
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return math.NaN()
+	}
+	return *f
+}
+
+// cachedSet is every block a snapshot holds, by tier ("g1:name",
+// "g2:name"), as record.Diff counts them.
+func cachedSet(r *record.Record, s *record.Snapshot, m map[string]bool) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	clear(m)
+	for _, sl := range s.G1 {
+		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
+			m["g1:"+r.BlockName(sl.Block)] = true
+		}
+	}
+	for _, e := range s.G2 {
+		m["g2:"+r.BlockName(e.Block)] = true
+	}
+	return m
+}
+
+func sameAs(r *record.Record, s *record.Snapshot, set map[string]bool) bool {
+	n := 0
+	for _, sl := range s.G1 {
+		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
+			if !set["g1:"+r.BlockName(sl.Block)] {
+				return false
+			}
+			n++
+		}
+	}
+	for _, e := range s.G2 {
+		if !set["g2:"+r.BlockName(e.Block)] {
+			return false
+		}
+		n++
+	}
+	return n == len(set)
+}
+
+// meta describes the records for the page (proto.PassMeta).
+func (p *passes) meta() []proto.PassMeta {
+	out := make([]proto.PassMeta, len(p.recs))
+	for v, r := range p.recs {
+		if r == nil {
+			continue
+		}
+		m := proto.PassMeta{Recorded: true, BlockSize: r.BlockSize}
+		for k, id := range r.Ranks {
+			g2 := 0
+			if d := r.Domain[k]; d >= 0 {
+				g2 = r.G2Capacity[d]
+			}
+			m.Ranks = append(m.Ranks, proto.RankMeta{Worker: id.Worker, Rank: id.Rank, Role: id.Role, Passes: r.NumPasses(k),
+				Lines: r.NumLines(k), G1: r.G1Capacity[k], G2: g2})
+		}
+		out[v] = m
+	}
+	return out
+}
+
+// frame seeks variant v to (rank, pass) and encodes it for the page.
+func (p *passes) frame(v, rank, pass int) (bin []byte, meta []byte, err error) {
+	rec := p.recs[v]
+	snap := &p.snaps[v]
+	if err := rec.SeekInto(rank, pass, snap); err != nil {
+		return nil, nil, err
+	}
+	return encodeFrame(rec, p.sess[v], snap)
+}
+
+// blockKey is a block name's 32-bit hash (0 is "no block"); the page
+// compares cells of different runs by it.
+func blockKey(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	k := h.Sum32()
+	if k == 0 {
+		k = 1
+	}
+	return k
+}
+
+// encodeFrame writes a snapshot as proto.Frame's binary form plus its
+// JSON metadata (pass info and events).
+func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) ([]byte, []byte, error) {
+	strs := map[string]int32{}
+	var nameList []string
+	str := func(s string) int32 {
+		if s == "" {
+			return -1
+		}
+		if i, ok := strs[s]; ok {
+			return i
+		}
+		i := int32(len(nameList))
+		strs[s] = i
+		nameList = append(nameList, s)
+		return i
+	}
+	sessionOf := func(b int32) int32 {
+		if b < 0 {
+			return -1
+		}
+		s := rec.Block(b).Session
+		i, ok := sess[s]
+		if !ok {
+			i = int32(len(sess))
+			sess[s] = i
+		}
+		return i
+	}
+	// flashes: G1 slots evicted in this pass, blocks restored in this pass
+	evicted := map[int]bool{}
+	restored := map[string]bool{}
+	stored := map[string]bool{}
+	for _, e := range s.Events {
+		switch e.Kind {
+		case "g1_evict":
+			if e.Slot != nil {
+				evicted[*e.Slot] = true
+			}
+		case "h2d_complete":
+			for _, b := range e.Blocks {
+				restored[b] = true
+			}
+		case "d2h_complete":
+			for _, b := range e.Blocks {
+				stored[b] = true
+			}
+		}
+	}
+	b := make([]byte, 0, 12+len(s.G1)*proto.SlotBytes+len(s.G2)*proto.SlotBytes+16*len(s.G1))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.G1)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.G2)))
+	for i, sl := range s.G1 {
+		var flash byte
+		name := ""
+		if sl.Block >= 0 {
+			name = rec.BlockName(sl.Block)
+		}
+		switch {
+		case evicted[i]:
+			flash = proto.FlashEvicted
+		case name != "" && restored[name]:
+			flash = proto.FlashRestored
+		}
+		b = appendCell(b, sl.State, flash, sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
+	}
+	for _, e := range s.G2 {
+		name := rec.BlockName(e.Block)
+		var flash byte
+		if stored[name] {
+			flash = proto.FlashStored
+		}
+		b = appendCell(b, e.State, flash, sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(nameList)))
+	for _, n := range nameList {
+		b = binary.AppendUvarint(b, uint64(len(n)))
+		b = append(b, n...)
+	}
+	in := s.Info
+	m := proto.FrameMeta{Pass: in.Pass, Final: in.Final, StartMs: in.StartMs, ComputeStartMs: in.ComputeStartMs, EndMs: in.EndMs,
+		Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
+	for _, sc := range in.Scheduled {
+		if len(m.Work) < 8 {
+			m.Work = append(m.Work, proto.Work{Request: sc.Request, Tokens: sc.Tokens, Prefill: sc.Prefill})
+		}
+	}
+	for _, e := range s.Events {
+		if len(m.Events) >= proto.MaxFrameEvents {
+			break
+		}
+		m.Events = append(m.Events, describeEvent(e))
+	}
+	mj, err := json.Marshal(m)
+	return b, mj, err
+}
+
+func key(name string) uint32 {
+	if name == "" {
+		return 0
+	}
+	return blockKey(name)
+}
+
+// appendCell writes one proto.Cell (proto.SlotBytes bytes).
+func appendCell(b []byte, state, flash byte, session, order, since, owner int32, k uint32, name int32) []byte {
+	b = append(b, state, flash, 0, 0)
+	for _, v := range []uint32{uint32(session), uint32(order), uint32(since), uint32(owner), k, uint32(name)} {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	return b
+}
+
+// describeEvent is one line of the pass's event list.
+func describeEvent(e record.Event) proto.EventLine {
+	l := proto.EventLine{Kind: e.Kind}
+	n := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	blocks := func() string {
+		switch len(e.Blocks) {
+		case 0:
+			return ""
+		case 1, 2, 3:
+			return strings.Join(e.Blocks, ", ")
+		}
+		return e.Blocks[0] + " … " + e.Blocks[len(e.Blocks)-1] + " (" + itoa(len(e.Blocks)) + " blocks)"
+	}
+	switch e.Kind {
+	case "g1_evict":
+		l.Text = "G1 evicts " + e.Block + " from slot " + itoa(n(e.Slot))
+	case "g2_evict":
+		l.Text = "G2 evicts " + e.Block
+	case "admit":
+		l.Text = e.Request + " admitted: " + itoa(n(e.Reused)) + " tokens reused (G1 " + itoa(n(e.G1)) + ", G2 " + itoa(n(e.Host)) + ")"
+	case "lookup":
+		l.Text = e.Request + " looks up G2: " + e.Result
+	case "preempt":
+		l.Text = e.Request + " preempted (recompute)"
+	case "finish":
+		l.Text = e.Request + " finished"
+	case "reject":
+		l.Text = e.Request + " rejected: " + e.Reason
+	case "store_prepared":
+		l.Text = e.Request + " prepares a store: " + blocks()
+	case "store_cursor":
+		l.Text = e.Request + " store cursor " + itoa(n(e.Before)) + " → " + itoa(n(e.After))
+	case "d2h_submit":
+		l.Text = "D2H copy #" + itoa(e.Transfer) + " submitted: " + blocks()
+	case "h2d_submit":
+		l.Text = "H2D copy #" + itoa(e.Transfer) + " submitted for " + e.Request + ": " + blocks()
+	case "d2h_complete":
+		l.Text = "D2H copy #" + itoa(e.Transfer) + " done: " + blocks() + " now in G2"
+	case "h2d_complete":
+		l.Text = "H2D copy #" + itoa(e.Transfer) + " done: " + blocks() + " restored to G1"
+	case "fence":
+		l.Text = "compute held back (" + e.Reason + ")"
+	case "hold_release":
+		l.Text = "G1 copies released after the copy: " + blocks()
+	default:
+		l.Text = e.Kind
+	}
+	return l
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

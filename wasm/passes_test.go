@@ -1,0 +1,137 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+func indexAll(t *testing.T, outs []runOut) *passes {
+	t.Helper()
+	recs := make([]*record.Record, len(outs))
+	for i, o := range outs {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if o.Record == nil {
+			t.Fatalf("variant %d kept no record: %s", i, o.RecordNote)
+		}
+		recs[i] = o.Record
+	}
+	p := newPasses(recs)
+	for steps := 0; !p.step(5 * time.Millisecond); steps++ {
+		if steps > 100000 {
+			t.Fatal("indexing does not end")
+		}
+	}
+	if p.indexed != p.total {
+		t.Errorf("indexed %d of %d", p.indexed, p.total)
+	}
+	return p
+}
+
+// TestRestoreFrame: in §B, the pass whose events complete the H2D copy
+// flashes exactly the G1 slots that hold the restored blocks.
+func TestRestoreFrame(t *testing.T) {
+	j := goldenJob(t, "g2-restore.yaml", nil)
+	j.Passes = true
+	p := indexAll(t, j.run(nil))
+	tl := p.tl[0][0]
+	restore := 0
+	for i, c := range tl.Counts {
+		if c[proto.MarkRestore] > 0 {
+			restore = i + 1
+			break
+		}
+	}
+	if restore == 0 {
+		t.Fatal("no restore marker in §B")
+	}
+	if len(tl.Transfers) == 0 || math.IsNaN(tl.Transfers[0].Complete) {
+		t.Fatalf("transfers %+v", tl.Transfers)
+	}
+	bin, meta, err := p.frame(0, 0, restore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f proto.Frame
+	if err := proto.DecodeFrame(bin, &f); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := p.recs[0].Seek(0, restore)
+	want := map[string]bool{}
+	for _, e := range snap.Events {
+		if e.Kind == "h2d_complete" {
+			for _, b := range e.Blocks {
+				want[b] = true
+			}
+		}
+	}
+	flashed := 0
+	for i, c := range f.G1 {
+		name := f.Str(c.Name)
+		if name != p.recs[0].BlockName(snap.G1[i].Block) {
+			t.Errorf("slot %d: name %q, record %q", i, name, p.recs[0].BlockName(snap.G1[i].Block))
+		}
+		if c.State != snap.G1[i].State {
+			t.Errorf("slot %d: state %c, record %c", i, c.State, snap.G1[i].State)
+		}
+		if (c.Flash == proto.FlashRestored) != want[name] {
+			t.Errorf("slot %d (%s): flash %d", i, name, c.Flash)
+		}
+		if c.Flash == proto.FlashRestored {
+			flashed++
+		}
+	}
+	if flashed == 0 {
+		t.Error("no restored slot flashed")
+	}
+	if len(meta) == 0 || len(f.G2) == 0 {
+		t.Error("frame without meta or G2")
+	}
+	if got, err := proto.DecodeTimeline(proto.EncodeTimeline(tl)); err != nil || len(got.Start) != len(tl.Start) ||
+		got.Counts[restore-1] != tl.Counts[restore-1] || len(got.Transfers) != len(tl.Transfers) {
+		t.Errorf("timeline round trip: %v", err)
+	}
+}
+
+// TestDivergenceMatchesDiff: the index's first divergence is record.Diff's.
+func TestDivergenceMatchesDiff(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Variants = nil
+	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		j.Variants = append(j.Variants, proto.Variant{Label: c, Sets: []string{hostOffload + ".num_host_blocks=192", hostOffload + ".connector=" + c}})
+	}
+	p := indexAll(t, j.run(nil))
+	for v := 1; v < 3; v++ {
+		d, err := record.Diff(p.recs[0], p.recs[v], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.FirstDivergent == 0 || p.tl[v][0].Diverge != d.FirstDivergent {
+			t.Errorf("variant %d: index diverges at %d, record.Diff at %d", v, p.tl[v][0].Diverge, d.FirstDivergent)
+		}
+	}
+	meta := p.meta()
+	if !meta[0].Recorded || meta[0].Ranks[0].G1 != 128 || meta[0].Ranks[0].G2 != 192 || meta[0].Ranks[0].Passes == 0 {
+		t.Errorf("meta %+v", meta[0])
+	}
+}
+
+// TestRecordLimit: large runs keep no record, with a note.
+func TestRecordLimit(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"}
+	o := j.run(nil)[0]
+	if o.Err != nil || o.Record != nil || o.RecordNote == "" {
+		t.Fatalf("%+v", o.Err)
+	}
+	if _, err := o.file(FilePasses); err == nil {
+		t.Error("passes.jsonl of a run without record")
+	}
+}

@@ -1,0 +1,97 @@
+// Package proto is the vocabulary the page and the simulation worker share:
+// the view of one finished run that the bridge (package main in wasm/)
+// computes and the UI (ui/) draws. It holds data only, imports nothing from
+// the core, and is encoded with encoding/json on both sides, so the UI's
+// wasm does not link the engine.
+//
+// The message envelopes themselves are plain JavaScript objects (see
+// docs/ui.md, "How the page and the worker talk"); their report texts
+// (prediction.json, requests.jsonl, passes.jsonl) travel as JavaScript
+// strings and are never decoded by the UI.
+package proto
+
+// Message types posted by the worker.
+const (
+	MsgReady    = "ready"    // the worker's Go runtime is up
+	MsgProgress = "progress" // {id, variant, variants, done, total}
+	MsgResult   = "result"   // {id, results: [{label, view, rows, prediction} | {label, error}]} or {id, error}
+	MsgChecked  = "checked"  // {id, info} or {id, error}: a trace check
+	MsgFile     = "file"     // {id, kind, text} or {id, error}: a report file
+	MsgIndex    = "index"    // {id, done, indexed, total, timelines?}: the pass index grows
+	MsgFrame    = "frame"    // {id, rank, frames: [{bin, meta} | null]}: one pass per variant
+)
+
+// Operations the page asks of the worker.
+const (
+	OpRun   = "run"   // run a config (all its variants)
+	OpCheck = "check" // read an uploaded trace
+	OpFile  = "file"  // encode a report file of an earlier run
+	OpIndex = "index" // index the kept run's passes a little further
+	OpSeek  = "seek"  // one pass of the kept run, per variant
+)
+
+// View is what the UI shows of one finished run (one variant of a job).
+type View struct {
+	Label string `json:"label"`
+	// Restored is Σ first-admission host (G2) reused tokens, Recomputed is
+	// the report's committed_prefill_tokens, G1Reused is Σ first-admission
+	// G1 reused tokens (all first-admission reuse when the run has no G2).
+	Restored   int64 `json:"restored"`
+	Recomputed int64 `json:"recomputed"`
+	G1Reused   int64 `json:"g1_reused"`
+	// InputTokens is the completed requests' input tokens.
+	InputTokens int64   `json:"input_tokens"`
+	TTFTP50     float64 `json:"ttft_p50_ms"`
+	TTFTP99     float64 `json:"ttft_p99_ms"`
+	Requests    int     `json:"requests"`
+	Completed   int     `json:"completed"`
+	Rejected    int     `json:"rejected"`
+	Preemptions int64   `json:"preemptions"`
+	DurationMs  float64 `json:"duration_ms"`
+	Passes      int64   `json:"passes"`
+	HasHost     bool    `json:"has_host"`
+	// ElapsedMs is the wall time the worker spent in replay.Run.
+	ElapsedMs float64 `json:"elapsed_ms"`
+	// Rows travel separately, in the binary form of EncodeRows: decoding
+	// thousands of JSON objects in the page's wasm would cost more than
+	// the whole render.
+	Rows  []Row  `json:"-"`
+	Turns []Turn `json:"turns"`
+}
+
+// Row is one request of the per-request table, in request order.
+type Row struct {
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Turn    int    `json:"turn"`
+	// TTFT is -1 when the request emitted no token.
+	TTFT       float64 `json:"ttft"`
+	Input      int     `json:"input"`
+	G1         int     `json:"g1"`
+	Host       int     `json:"host"`
+	Recomputed int     `json:"recomputed"`
+	Status     string  `json:"status"`
+}
+
+// Turn sums the first admissions of every request with one turn index.
+type Turn struct {
+	Turn       int   `json:"turn"`
+	Requests   int   `json:"requests"`
+	G1         int64 `json:"g1"`
+	Restored   int64 `json:"restored"`
+	Recomputed int64 `json:"recomputed"`
+}
+
+// TraceInfo answers a trace check.
+type TraceInfo struct {
+	Name     string `json:"name"`
+	Sessions int    `json:"sessions"`
+	Requests int    `json:"requests"`
+}
+
+// Variant is one run of a compare job: a label and the --set overrides
+// applied after the job's own.
+type Variant struct {
+	Label string   `json:"label"`
+	Sets  []string `json:"sets"`
+}
