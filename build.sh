@@ -17,7 +17,8 @@
 #   * Functions whose names start with build_, test_ or serve_ are hooks:
 #       build_<name>   run after the Go build (so also before the tests of `test` and before `serve`)
 #       test_<name>    run after the Go test stage of `test`
-#       serve_<name>   run by `serve` with the arguments given after `serve`; at most one may exist
+#       serve_<name>   run by `serve NAME` with the arguments after NAME; plain `serve` runs
+#                      serve_ui (or the only serve_* hook)
 #     Hooks of one kind run in the order of the files that define them, and within one file in
 #     name order. A hook defined by two scripts is an error.
 #   * Hooks run from the repository root under `set -euo pipefail`; a failing hook fails build.sh.
@@ -181,7 +182,8 @@ usage: ./build.sh [run [ARGS] | test | serve [ARGS]]
   (none)       build everything (the CLI lands in build/bin/kvsim)
   run [ARGS]   build, then build/bin/kvsim predict ARGS
   test         build, then the full test suite
-  serve [ARGS] build, then serve (the UI's hook)
+  serve [NAME] [ARGS]  build, then serve: the site on 127.0.0.1 (NAME ui, the default)
+                       or the Cloudflare worker under wrangler dev (NAME worker)
 EOF
 	exit 2
 }
@@ -222,10 +224,22 @@ main() {
 			echo "build.sh serve: not available yet (no scripts/*.sh defines a serve_* hook)"
 			return 0
 		fi
-		((${#SERVE_HOOKS[@]} == 1)) || die "serve: more than one serve_* hook: ${SERVE_HOOKS[*]}"
+		# `serve NAME ARGS` picks serve_NAME; plain `serve` picks serve_ui
+		# (the static site) when several hooks exist.
+		local hook=""
+		if (($# > 0)) && declare -F "serve_$1" >/dev/null; then
+			hook="serve_$1"
+			shift
+		elif ((${#SERVE_HOOKS[@]} == 1)); then
+			hook="${SERVE_HOOKS[0]}"
+		elif declare -F serve_ui >/dev/null; then
+			hook=serve_ui
+		else
+			die "serve: several serve_* hooks (${SERVE_HOOKS[*]}); name one: ./build.sh serve NAME"
+		fi
 		stage_build
-		log "serve hook: ${SERVE_HOOKS[0]}"
-		"${SERVE_HOOKS[0]}" "$@"
+		log "serve hook: $hook"
+		"$hook" "$@"
 		;;
 	esac
 	log "build.sh $cmd: done in $((SECONDS - start))s"
