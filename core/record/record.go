@@ -144,6 +144,43 @@ func (r *Record) RankIndex(worker, rank int) int {
 	return -1
 }
 
+// Events returns the events of one pass without rebuilding any state (the
+// cheap way to index a timeline).
+func (r *Record) Events(rank, pass int) ([]Event, error) {
+	if rank < 0 || rank >= len(r.ranks) || pass < 1 || pass > len(r.ranks[rank].passes) {
+		return nil, fmt.Errorf("no pass %d of rank %d", pass, rank)
+	}
+	return r.events(rank, pass), nil
+}
+
+// Info returns one pass's timing and scheduled work without rebuilding any
+// state.
+func (r *Record) Info(rank, pass int) (PassInfo, error) {
+	if rank < 0 || rank >= len(r.ranks) || pass < 1 || pass > len(r.ranks[rank].passes) {
+		return PassInfo{}, fmt.Errorf("no pass %d of rank %d", pass, rank)
+	}
+	return r.info(rank, pass), nil
+}
+
+// EventKinds appends the kinds of one pass's events to out, allocating
+// nothing else (timeline markers).
+func (r *Record) EventKinds(rank, pass int, out []string) []string {
+	rl := r.ranks[rank]
+	from := 0
+	if pass > 1 {
+		from = rl.passes[pass-2].evEnd
+	}
+	for i := from; i < rl.passes[pass-1].evEnd; i++ {
+		e := rl.events.at(i)
+		if e.pub > 0 {
+			out = append(out, r.pub[e.pub-1].Kind)
+		} else {
+			out = append(out, kindNames[e.kind])
+		}
+	}
+	return out
+}
+
 // Seek rebuilds rank's state at the end of pass (1-based; NumLines(rank)
 // gives the run's final state) with that pass's events.
 func (r *Record) Seek(rank, pass int) (*Snapshot, error) {
