@@ -424,7 +424,12 @@ func (a *Adapter) FenceAllocation(slots []int32, now float64) {
 }
 
 // ComputeStart is when a pass that starts at now may begin computing.
-func (a *Adapter) ComputeStart(now float64) float64 { return math.Max(now, a.fence) }
+func (a *Adapter) ComputeStart(now float64) float64 {
+	if a.fence > now {
+		return a.fence
+	}
+	return now
+}
 
 // Boundary is the engine boundary at a pass end (connectors.md §2.1 step 6):
 // apply completions, submit prepared stores then queued loads, apply the
@@ -448,6 +453,9 @@ func (a *Adapter) Boundary(now float64) bool {
 // Tick applies, on an idle rank, the completions due by now and reports
 // whether sleepers must wake.
 func (a *Adapter) Tick(now float64) bool {
+	if !a.wake && len(a.arrived) == 0 && a.dom.Shared == nil && a.dom.Next() > now {
+		return false // nothing due: the common case, kept cheap
+	}
 	a.tick(now)
 	return a.takeWake()
 }

@@ -220,18 +220,20 @@ func (d *Domain) Advance(now float64) bool {
 				d.lanes[k].pop()
 			}
 		}
-		slices.SortStableFunc(d.done, func(a, b *Transfer) int {
-			switch {
-			case a.Deadline != b.Deadline:
-				if a.Deadline < b.Deadline {
-					return -1
+		if len(d.done) > 1 {
+			slices.SortStableFunc(d.done, func(a, b *Transfer) int {
+				switch {
+				case a.Deadline != b.Deadline:
+					if a.Deadline < b.Deadline {
+						return -1
+					}
+					return 1
+				case a.Kind != b.Kind:
+					return int(a.Kind) - int(b.Kind)
 				}
-				return 1
-			case a.Kind != b.Kind:
-				return int(a.Kind) - int(b.Kind)
-			}
-			return int(a.ID - b.ID)
-		})
+				return int(a.ID - b.ID)
+			})
+		}
 	}
 	if len(d.done) == 0 {
 		return false

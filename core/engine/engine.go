@@ -456,32 +456,46 @@ func (e *Engine) Finish() error {
 }
 
 func (e *Engine) nextEvent() float64 {
+	// Plain comparisons rather than math.Min: times are never NaN, and
+	// under GOOS=js math.Min is a real call on the hottest path.
 	t := math.Inf(1)
 	if len(e.arrivals) > 0 {
 		t = e.arrivals[0].at
 	}
 	for _, w := range e.workers {
 		if w.busy {
-			t = math.Min(t, w.end)
+			if w.end < t {
+				t = w.end
+			}
 			continue
 		}
 		for _, rk := range w.ranks {
 			if rk.Host != nil {
-				t = math.Min(t, math.Max(e.now, rk.Host.NextDeadline()))
+				d := rk.Host.NextDeadline()
+				if d < e.now {
+					d = e.now
+				}
+				if d < t {
+					t = d
+				}
 			}
 		}
-		if w.canStart(e.now) {
-			t = math.Min(t, e.now)
+		if w.canStart(e.now) && e.now < t {
+			t = e.now
 		}
 	}
 	for _, d := range e.shared {
-		t = math.Min(t, d.Next())
+		if x := d.Next(); x < t {
+			t = x
+		}
 	}
-	if len(e.handoffs) > 0 {
-		t = math.Min(t, e.handoffs[0].at)
+	if len(e.handoffs) > 0 && e.handoffs[0].at < t {
+		t = e.handoffs[0].at
 	}
 	for _, st := range e.g3Stores {
-		t = math.Min(t, st.Next())
+		if x := st.Next(); x < t {
+			t = x
+		}
 	}
 	return t
 }
@@ -587,7 +601,9 @@ func (e *Engine) startPass(w *worker, now float64) {
 			e.opts.Observer.PassStart(rk, now)
 		}
 		res := rk.Pass(now)
-		end = math.Max(end, res.End)
+		if res.End > end {
+			end = res.End
+		}
 	}
 	w.end = end
 	e.Passes++

@@ -163,3 +163,26 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.ReportMetric(passes, "passes")
 	}
 }
+
+// BenchmarkConnectorRow is one acceptance.md §A run (2,048 host blocks,
+// simple_cpu_v0_32): the run the browser app makes by default, timed
+// natively and under GOOS=js GOARCH=wasm to compare the two.
+func BenchmarkConnectorRow(b *testing.B) {
+	open := generatedOpener(b)
+	data, _ := traces.Read("connectors.yaml")
+	cfg, err := config.Parse("connectors.yaml", ".", data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := Workload(cfg, open)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Run(cfg, wl, engine.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
