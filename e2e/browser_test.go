@@ -253,7 +253,7 @@ func (tb *tab) status() string {
 func (tb *tab) open(fragment string) {
 	tb.t.Helper()
 	tb.do(chromedp.Navigate(siteURL + fragment))
-	tb.wait("the app", `document.querySelector('#run') !== null`, 30*time.Second)
+	tb.wait("the app", `document.querySelector('#run, #sweep-run') !== null`, 30*time.Second)
 	tb.idle()
 }
 

@@ -37,6 +37,7 @@ type App struct {
 	Cfg      *config.Config
 	Form     state.Form
 	lastG2   state.Form
+	lastKV   float64           // the last P/D transfer bandwidth, for turning P/D on again
 	YAMLErr  string            // config error with no control of its own
 	FieldErr map[string]string // control → message (the CLI's)
 	// Shown holds what a control shows while its value does not parse.
@@ -96,6 +97,9 @@ type App struct {
 	linkPass, linkRank int
 	Copied             bool
 	Fatal              string
+	// View is ViewRun or ViewSweep; Sw is the sweep view's state.
+	View string
+	Sw   *Sweep
 }
 
 // MaxStoredTrace is the largest uploaded trace kept in the browser's
@@ -124,7 +128,7 @@ type Result struct {
 func NewApp(h Host, fragment string) *App {
 	a := &App{host: h, Name: "config.yaml", FieldErr: map[string]string{}, Shown: map[string]string{},
 		Uploads: map[string]*Upload{}, UpFormat: config.FormatMooncakeDelta, UpBlock: 16, Sessions: state.DefaultSessions,
-		SortKey: "id", CompareG2: "192, 2048, none"}
+		SortKey: "id", CompareG2: "192, 2048, none", View: ViewRun, Sw: newSweep(h.Cores())}
 	share, err := state.ParseFragment(fragment)
 	if err != nil {
 		a.RunErr = err.Error() + "; showing the default example instead"
@@ -137,6 +141,11 @@ func NewApp(h Host, fragment string) *App {
 
 func (a *App) applyShare(s state.Share) {
 	a.Example = state.ExampleByID(s.Example)
+	if s.View == ViewSweep {
+		a.View = ViewSweep
+	} else {
+		a.View = ViewRun
+	}
 	a.linkPass, a.linkRank = s.Pass, s.Rank
 	a.PV, a.PVNote = nil, ""
 	a.Compare = s.Compare
@@ -174,12 +183,23 @@ func (a *App) setYAML(text, field string) {
 		a.Cfg = nil
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			if f := state.FieldOfPath(ce.Path); f != "" {
+			f := state.FieldOfPath(ce.Path)
+			switch {
+			case f != "":
 				a.FieldErr[f] = ce.Error()
-			} else if field != "" && ce.Line == 0 {
+			case field != "" && ce.Line == 0:
 				a.FieldErr[field] = ce.Error()
-			} else {
+			default:
 				a.YAMLErr = ce.Error()
+			}
+			// the control just changed made the config invalid elsewhere
+			// (P/D with a mooncake-delta trace or a v0.32 connector): the
+			// message goes next to it too
+			if field != "" && f != "" && field != f {
+				a.FieldErr[field] = ce.Error()
+			}
+			if f == state.FTrace && strings.Contains(ce.Msg, "engine.mode") {
+				a.FieldErr[state.FPD] = ce.Error()
 			}
 		} else {
 			a.YAMLErr = err.Error()
@@ -189,6 +209,9 @@ func (a *App) setYAML(text, field string) {
 		a.Form = state.FormOf(cfg)
 		if a.Form.HasG2 {
 			a.lastG2 = a.Form
+		}
+		if a.Form.PD() && a.Form.KVBandwidth > 0 {
+			a.lastKV = a.Form.KVBandwidth
 		}
 		for k := range a.Shown {
 			delete(a.Shown, k)
@@ -202,6 +225,9 @@ func (a *App) setYAML(text, field string) {
 
 func (a *App) updateURL() {
 	s := state.Share{YAML: a.YAML, Compare: a.Compare}
+	if a.View == ViewSweep {
+		s.View = ViewSweep
+	}
 	if a.Example != nil {
 		s.Example = a.Example.ID
 	}
@@ -220,6 +246,9 @@ func (a *App) updateURL() {
 // ShareURL is the link to the current view.
 func (a *App) ShareURL() string {
 	s := state.Share{YAML: a.YAML, Compare: a.Compare}
+	if a.View == ViewSweep {
+		s.View = ViewSweep
+	}
 	if a.Example != nil {
 		s.Example = a.Example.ID
 	}
@@ -245,6 +274,18 @@ func (a *App) Value(field string) string {
 		return strconv.Itoa(f.BlockSize)
 	case state.FReplicas:
 		return strconv.Itoa(f.Replicas)
+	case state.FDecodeReplicas:
+		return strconv.Itoa(f.DecodeReplicas)
+	case state.FKVBandwidth:
+		if f.KVBandwidth <= 0 {
+			return ""
+		}
+		return num(f.KVBandwidth)
+	case state.FPD:
+		if f.PD() {
+			return "true"
+		}
+		return "false"
 	case state.FAttnDP:
 		return strconv.Itoa(f.AttnDP)
 	case state.FMaxSeqs:
@@ -271,7 +312,9 @@ func (a *App) Value(field string) string {
 // OnField handles a control change.
 func (a *App) OnField(field, value string) {
 	defer a.guard()
-	next, err := state.Edit(a.YAML, a.Cfg, a.lastG2, field, value)
+	last := a.lastG2
+	last.KVBandwidth = a.lastKV
+	next, err := state.Edit(a.YAML, a.Cfg, last, field, value)
 	if err != nil {
 		a.FieldErr[field] = err.Error()
 		a.Shown[field] = value
@@ -280,6 +323,16 @@ func (a *App) OnField(field, value string) {
 	a.setYAML(next, field)
 	if a.Cfg == nil {
 		a.Shown[field] = value
+		if field == state.FPD && value == "true" {
+			// the form is the last parsed (aggregated) one: show what the
+			// toggle wrote
+			bw := last.KVBandwidth
+			if bw <= 0 {
+				bw = state.DefaultKVBandwidth
+			}
+			a.Shown[state.FReplicas], a.Shown[state.FDecodeReplicas] = "1", "1"
+			a.Shown[state.FKVBandwidth] = strconv.FormatFloat(bw, 'f', -1, 64)
+		}
 	}
 }
 
@@ -574,10 +627,33 @@ func toAny(s []string) []any {
 }
 
 func (a *App) singleLabel() string {
-	if !a.Form.HasG2 {
-		return "no G2"
+	pd := ""
+	if a.Form.PD() {
+		pd = "P/D, "
 	}
-	return fmt.Sprintf("%s, G2 %d blocks", state.ConnectorLabel(a.Form.Connector), a.Form.G2)
+	if !a.Form.HasG2 {
+		return pd + "no G2"
+	}
+	return fmt.Sprintf("%s%s, G2 %d blocks", pd, state.ConnectorLabel(a.Form.Connector), a.Form.G2)
+}
+
+// PDOn tells whether the P/D toggle is on (as last edited, even when the
+// config it made does not parse).
+func (a *App) PDOn() bool { return a.Value(state.FPD) == "true" }
+
+// PDNote explains the P/D toggle's state.
+func (a *App) PDNote() string {
+	if !a.PDOn() {
+		return "split each request: prefill on one worker, then the KV cache moves to a decode worker"
+	}
+	if a.Cfg == nil || !a.Form.PD() {
+		return "a prefill and a decode role, each a copy of the controls"
+	}
+	if a.Form.KVBytes > 0 {
+		return fmt.Sprintf("a prefill and a decode role, each a copy of the controls; the transfer moves %s bytes per token (the prefill role's bytes_per_token)",
+			state.Thousands(a.Form.KVBytes))
+	}
+	return "a prefill and a decode role, each a copy of the controls; no bytes_per_token, so the transfer is untimed"
 }
 
 // Cancel stops the running job by replacing the worker.
@@ -684,6 +760,8 @@ func (a *App) Deliver(m WorkerMsg) (render bool) {
 			state.Thousands(int64(u.Info.Requests)), u.Hash)
 		a.TraceNote = ""
 		a.PickTrace(u.Name)
+	case proto.OpSweepPlan, proto.OpSweepPoint, proto.OpSweepCollect:
+		return a.sweepDeliver(m)
 	case proto.MsgIndex:
 		return a.pvIndex(m)
 	case proto.MsgFrame:
@@ -868,6 +946,7 @@ func (a *App) AfterRender() {
 	}
 	a.host.Blit("chart", a.chart)
 	a.pvDraw()
+	a.sweepDraw()
 }
 
 // startPassView opens the pass view on new results: at the link's pass,
@@ -912,7 +991,10 @@ func (a *App) ChartWidth() int {
 func (a *App) ChartHeight() int { return chartH }
 
 // Resized redraws what depends on the window size.
-func (a *App) Resized() { a.chartDirty = true }
+func (a *App) Resized() {
+	a.chartDirty = true
+	a.Sw.dirty = true
+}
 
 // Pct is the progress bar width.
 func (a *App) Pct() string { return strconv.FormatFloat(a.Progress*100, 'f', 1, 64) + "%" }

@@ -70,7 +70,7 @@ func TestDefaultPageAndRun(t *testing.T) {
 	a := NewApp(h, "")
 	html := render(t, a)
 	mustContain(t, html, `id="run"`, `id="f-g1"`, `id="f-g2"`, `id="conn-simple_cpu_v0_32"`, `id="yaml"`, `id="compare-setup"`,
-		`id="example-box"`, `id="passview"`, "Why the eviction order matters", `id="f-pd"`, "not supported yet")
+		`id="example-box"`, `id="passview"`, "Why the eviction order matters", `id="f-pd"`, "split each request", `id="view-sweep"`)
 	if !a.Busy() {
 		t.Error("the default page does not plan its run")
 	}
@@ -221,5 +221,100 @@ func TestPassViewFlow(t *testing.T) {
 	}
 	if a.Key("x", false) {
 		t.Error("an unused key was taken")
+	}
+}
+
+// TestPDToggleFlow: the P/D toggle turns §B into prefill and decode roles
+// with their own controls; with §A's mooncake-delta trace the validator's
+// message shows next to the toggle and the trace picker, and Run is off.
+func TestPDToggleFlow(t *testing.T) {
+	h := &nopHost{}
+	a := NewApp(h, "#ex=B")
+	a.OnField(state.FPD, "true")
+	if !a.Form.PD() || a.Cfg == nil || len(a.FieldErr) != 0 {
+		t.Fatalf("P/D on §B: form %+v errors %v\n%s", a.Form, a.FieldErr, a.YAML)
+	}
+	html := render(t, a)
+	mustContain(t, html, `id="f-decode_replicas"`, `id="f-kv_bw"`, "Prefill replicas", "250,000 bytes per token")
+	a.OnField(state.FDecodeReplicas, "2")
+	if a.Form.DecodeReplicas != 2 || a.Form.Replicas != 1 {
+		t.Errorf("decode replicas: %+v", a.Form)
+	}
+	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Run()
+	if v := h.last()["variants"].([]any)[0].(map[string]any)["label"]; v != "P/D, offloading v0.24, G2 8 blocks" {
+		t.Errorf("label %v", v)
+	}
+
+	b := NewApp(&nopHost{}, "")
+	b.OnField(state.FConnector, "offloading_v0_24")
+	b.OnField(state.FPD, "true")
+	for _, f := range []string{state.FPD, state.FTrace} {
+		if !strings.Contains(b.FieldErr[f], "mooncake-delta requires engine.mode aggregated") {
+			t.Errorf("%s error %q", f, b.FieldErr[f])
+		}
+	}
+	if b.CanRun() || !b.PDOn() {
+		t.Error("Run allowed, or the toggle shows off")
+	}
+	mustContain(t, render(t, b), `id="err-pd"`)
+	b.OnField(state.FPD, "false")
+	if b.Cfg == nil || b.PDOn() || len(b.FieldErr) != 0 {
+		t.Errorf("P/D off again: %v", b.FieldErr)
+	}
+}
+
+// TestSweepFlow: the sweep view asks worker 0 for the plan, hands the
+// points out to its workers by index, and gathers the files.
+func TestSweepFlow(t *testing.T) {
+	h := &nopHost{width: 900}
+	a := NewApp(h, "#view=sweep")
+	if a.View != ViewSweep || a.Example == nil {
+		t.Fatalf("view %q example %v", a.View, a.Example)
+	}
+	mustContain(t, render(t, a), `id="sweep-run"`, `id="sweep-vary"`, "kvsim sweep --vary host_offload.num_host_blocks=64,128")
+	a.SweepRun()
+	if len(h.swept) != 1 || h.swept[0].w != 0 || h.swept[0].msg["op"] != proto.OpSweepPlan {
+		t.Fatalf("plan request %+v", h.swept)
+	}
+	spec := h.swept[0].msg["sweep"].(map[string]any)
+	if spec["name"] != "traces/connectors.yaml" || len(spec["vary"].([]any)) != 2 {
+		t.Errorf("spec %v", spec)
+	}
+	id := h.swept[0].msg["id"].(int)
+	plan := proto.SweepPlan{Points: 4, X: 0, XLabel: "G2 size (blocks)", Axes: []proto.SweepAxis{
+		{Path: "host_offload.num_host_blocks", Values: []string{"192", "2048"}, Numeric: true},
+		{Path: "connector", Values: []string{"offloading_v0_24", "simple_cpu_v0_32"}}},
+		Lines: []proto.SweepLine{{Name: "offloading_v0_24", Points: []int{0, 2}, X: []float64{192, 2048}},
+			{Name: "simple_cpu_v0_32", Points: []int{1, 3}, X: []float64{192, 2048}}}}
+	pb, _ := json.Marshal(plan)
+	a.Deliver(WorkerMsg{Type: proto.OpSweepPlan, ID: id, Worker: 0, Plan: string(pb)})
+	if len(h.swept) != 3 || h.swept[1].w != 0 || h.swept[2].w != 1 || h.swept[2].msg["index"] != 1 {
+		t.Fatalf("points handed out %+v", h.swept[1:])
+	}
+	nums := [][2]string{{"11488", "8800"}, {"12432", "8368"}, {"14144", "6544"}, {"15568", "5248"}}
+	for i, n := range nums {
+		pt, _ := json.Marshal(proto.SweepPoint{Restored: n[0], Recomputed: n[1], TTFTP50: "6", TTFTP99: "71"})
+		a.Deliver(WorkerMsg{Type: proto.OpSweepPoint, ID: id, Worker: i % 2, Index: i, Point: string(pt), Summary: "{}"})
+	}
+	last := h.swept[len(h.swept)-1]
+	if last.msg["op"] != proto.OpSweepCollect || len(last.msg["summaries"].([]any)) != 4 {
+		t.Fatalf("collect %+v", last)
+	}
+	a.Deliver(WorkerMsg{Type: proto.OpSweepCollect, ID: id, CSV: "a,b\n", JSON: "{}", Curves: "{}"})
+	if a.Sw.Running || a.Sw.CSV == nil {
+		t.Fatal("the sweep did not finish")
+	}
+	html := render(t, a)
+	mustContain(t, html, `data-key="192|offloading_v0_24"`, "11,488", "15,568", `id="sweep-plot"`, "4 points in")
+	a.SweepDownload("sweep.csv")
+	if len(h.downloads) != 1 || h.downloads[0] != "sweep.csv" {
+		t.Errorf("downloads %v", h.downloads)
+	}
+	// cancel stops the workers
+	a.SweepRun()
+	a.SweepCancel()
+	if h.stopped == 0 || a.Sw.Running {
+		t.Error("cancel did not stop the sweep")
 	}
 }

@@ -18,6 +18,13 @@ func (c *ConfigPanel) radioClass(k string) string {
 	return ""
 }
 
+func (c *ConfigPanel) replicasLabel() string {
+	if c.App.PDOn() {
+		return "Prefill replicas"
+	}
+	return "Replicas"
+}
+
 func (c *ConfigPanel) boolText(b bool) string {
 	if b {
 		return "true"

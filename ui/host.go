@@ -19,6 +19,13 @@ type Host interface {
 	// RestartWorker terminates the worker (cancelling its job) and starts
 	// a new one.
 	RestartWorker()
+	// PostSweep sends a job to sweep worker w (0, 1, …), starting it if
+	// needed; its replies come back through App.Deliver with Worker set.
+	// StopSweep terminates every sweep worker. Cores is the number of
+	// workers the browser suggests (navigator.hardwareConcurrency).
+	PostSweep(w int, msg map[string]any)
+	StopSweep()
+	Cores() int
 	// SetFragment replaces the URL's fragment without a navigation.
 	SetFragment(frag string)
 	// Download offers data (a string, or a text handle a worker message
@@ -74,9 +81,17 @@ type WorkerMsg struct {
 	// index progress
 	IndexDone bool
 	Indexed   int
+	// Ms is a duration the worker measured (the index's total step time).
+	Ms        float64
 	Timelines [][][]byte // [run][rank] proto.EncodeTimeline
 	// seek reply
 	Frames []*FrameMsg
+	// sweep replies: the sweep worker that answered, the point index, the
+	// plan, point and curves JSON, and the texts (handles) of a point's
+	// summary and of the sweep's files
+	Worker, Index       int
+	Plan, Point, Curves string
+	Summary, CSV, JSON  any
 }
 
 // FrameMsg is one run's frame of a seek reply.
@@ -101,6 +116,8 @@ type VariantMsg struct {
 // renders) use it.
 type nopHost struct {
 	posted    []map[string]any
+	swept     []sweepPost
+	stopped   int
 	frag      string
 	downloads []string
 	width     int
@@ -109,6 +126,9 @@ type nopHost struct {
 
 func (h *nopHost) Post(msg map[string]any)                                    { h.posted = append(h.posted, msg) }
 func (h *nopHost) RestartWorker()                                             {}
+func (h *nopHost) PostSweep(w int, msg map[string]any)                        { h.swept = append(h.swept, sweepPost{w, msg}) }
+func (h *nopHost) StopSweep()                                                 { h.stopped++ }
+func (h *nopHost) Cores() int                                                 { return 2 }
 func (h *nopHost) SetFragment(f string)                                       { h.frag = f }
 func (h *nopHost) Download(name string, _ any)                                { h.downloads = append(h.downloads, name) }
 func (h *nopHost) ReadUpload(vugu.DOMEvent, func(string, any, []byte, error)) {}
@@ -128,4 +148,10 @@ func (h *nopHost) last() map[string]any {
 		return nil
 	}
 	return h.posted[len(h.posted)-1]
+}
+
+// sweepPost is one message to a sweep worker.
+type sweepPost struct {
+	w   int
+	msg map[string]any
 }

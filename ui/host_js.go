@@ -25,6 +25,9 @@ type jsHost struct {
 	images map[string]js.Value // canvas id → ImageData of the right size
 	playID js.Value
 	playFn js.Func
+	// the sweep's workers and their message handlers
+	sweepers []js.Value
+	sweepFns []js.Func
 }
 
 func newJSHost(env vugu.EventEnv) *jsHost {
@@ -38,6 +41,7 @@ func (h *jsHost) attach(a *App) {
 	h.app = a
 	h.startWorker()
 	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
+		defer recoverJS("callback")
 		frag := js.Global().Get("location").Get("hash").String()
 		if len(frag) > 0 && frag[0] == '#' {
 			frag = frag[1:]
@@ -51,6 +55,7 @@ func (h *jsHost) attach(a *App) {
 	doc := js.Global().Get("document")
 	// keyboard shortcuts (not while typing in a field)
 	doc.Call("addEventListener", "keydown", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("callback")
 		e := args[0]
 		if e.Get("ctrlKey").Bool() || e.Get("metaKey").Bool() || e.Get("altKey").Bool() {
 			return nil
@@ -76,6 +81,7 @@ func (h *jsHost) attach(a *App) {
 	// hovered cell changes
 	pointer := func(click bool) js.Func {
 		return js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("callback")
 			e := args[0]
 			t := e.Get("target")
 			v := -1
@@ -125,12 +131,14 @@ func (h *jsHost) attach(a *App) {
 	doc.Call("addEventListener", "click", pointer(true))
 	var pending bool
 	js.Global().Call("addEventListener", "resize", js.FuncOf(func(js.Value, []js.Value) any {
+		defer recoverJS("callback")
 		if pending {
 			return nil
 		}
 		pending = true
 		var f js.Func
 		f = js.FuncOf(func(js.Value, []js.Value) any {
+			defer recoverJS("callback")
 			f.Release()
 			pending = false
 			h.locked(func() { a.Resized() })
@@ -153,17 +161,20 @@ func (h *jsHost) locked(f func()) {
 func (h *jsHost) startWorker() {
 	if !h.module.Truthy() {
 		then := js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("callback")
 			h.module = args[0]
 			h.newWorker()
 			return nil
 		})
 		fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("callback")
 			msg := jsErrorText(args[0])
 			h.locked(func() { h.app.Fatal = "The simulator (sim.wasm) did not load: " + msg })
 			return nil
 		})
 		js.Global().Call("fetch", "sim.wasm").
 			Call("then", js.FuncOf(func(_ js.Value, args []js.Value) any {
+				defer recoverJS("callback")
 				r := args[0]
 				if !r.Get("ok").Bool() {
 					return js.Global().Get("Promise").Call("reject", js.Global().Get("Error").New("HTTP "+r.Get("status").String()))
@@ -171,6 +182,7 @@ func (h *jsHost) startWorker() {
 				return r.Call("arrayBuffer")
 			})).
 			Call("then", js.FuncOf(func(_ js.Value, args []js.Value) any {
+				defer recoverJS("callback")
 				return js.Global().Get("WebAssembly").Call("compile", args[0])
 			})).
 			Call("then", then, fail)
@@ -183,6 +195,7 @@ func (h *jsHost) newWorker() {
 	w := js.Global().Get("Worker").New("public/sim-worker.js")
 	w.Set("onmessage", h.onMsg)
 	w.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("callback")
 		msg := jsErrorText(args[0])
 		h.locked(func() {
 			h.app.Running = false
@@ -220,16 +233,83 @@ func (h *jsHost) RestartWorker() {
 
 // onMessage decodes a worker message and hands it to the app.
 func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
-	d := args[0].Get("data")
-	m := WorkerMsg{Type: str(d, "type"), ID: num(d, "id"), Variant: num(d, "variant"), Variants: num(d, "variants"),
+	defer recoverJS("worker message")
+	h.deliver(args[0].Get("data"), -1)
+	return nil
+}
+
+// PostSweep sends msg to sweep worker w, starting workers up to w with the
+// compiled sim.wasm (a job posted before a worker is ready waits in
+// sim-worker.js until it is).
+func (h *jsHost) PostSweep(w int, msg map[string]any) {
+	if !h.module.Truthy() {
+		// the caller (an App action) holds the render lock
+		h.app.Sw.Running = false
+		h.app.Sw.Err = "The simulator (sim.wasm) is still loading; try again."
+		return
+	}
+	for len(h.sweepers) <= w {
+		k := len(h.sweepers)
+		wk := js.Global().Get("Worker").New("public/sim-worker.js")
+		if len(h.sweepFns) <= k {
+			h.sweepFns = append(h.sweepFns, js.FuncOf(func(_ js.Value, args []js.Value) any {
+				defer recoverJS("sweep worker message")
+				h.deliver(args[0].Get("data"), k)
+				return nil
+			}))
+		}
+		wk.Set("onmessage", h.sweepFns[k])
+		wk.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("sweep worker error")
+			msg := jsErrorText(args[0])
+			h.locked(func() {
+				h.app.Sw.Running = false
+				h.app.Sw.Err = "A sweep worker failed: " + msg
+			})
+			return nil
+		}))
+		wk.Call("postMessage", map[string]any{"type": "init", "module": h.module})
+		h.sweepers = append(h.sweepers, wk)
+	}
+	h.sweepers[w].Call("postMessage", js.ValueOf(msg))
+}
+
+// StopSweep terminates the sweep workers.
+func (h *jsHost) StopSweep() {
+	for _, wk := range h.sweepers {
+		wk.Call("terminate")
+	}
+	h.sweepers = nil
+}
+
+// Cores is navigator.hardwareConcurrency (1 when unknown).
+func (h *jsHost) Cores() int {
+	if n := js.Global().Get("navigator").Get("hardwareConcurrency"); n.Type() == js.TypeNumber && n.Int() > 0 {
+		return n.Int()
+	}
+	return 1
+}
+
+// deliver decodes a worker message (from the run worker, or from sweep
+// worker w >= 0) and hands it to the app.
+func (h *jsHost) deliver(d js.Value, w int) {
+	m := WorkerMsg{Worker: w, Index: num(d, "index"), Plan: str(d, "plan"), Point: str(d, "point"), Curves: str(d, "curves"), Type: str(d, "type"), ID: num(d, "id"), Variant: num(d, "variant"), Variants: num(d, "variants"),
 		Done: num(d, "done"), Total: num(d, "total"), Info: str(d, "info"), Err: errInfo(d.Get("error"))}
 	if t := d.Get("text"); t.Type() == js.TypeString {
 		m.Text = t
+	}
+	for k, dst := range map[string]*any{"summary": &m.Summary, "csv": &m.CSV, "json": &m.JSON} {
+		if t := d.Get(k); t.Type() == js.TypeString {
+			*dst = t
+		}
 	}
 	if b := d.Get("done"); b.Type() == js.TypeBoolean {
 		m.IndexDone = b.Bool()
 	}
 	m.Indexed = num(d, "indexed")
+	if x := d.Get("ms"); x.Type() == js.TypeNumber {
+		m.Ms = x.Float()
+	}
 	m.Passes = str(d, "passes")
 	if tls := d.Get("timelines"); tls.Type() == js.TypeObject {
 		for v := 0; v < tls.Length(); v++ {
@@ -271,11 +351,10 @@ func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
 	render := h.app.Deliver(m)
 	if render {
 		h.env.UnlockRender()
-		return nil
+		return
 	}
 	h.showProgress()
 	h.env.UnlockOnly()
-	return nil
 }
 
 // showProgress moves the progress bar and its text in place, without a
@@ -287,6 +366,12 @@ func (h *jsHost) showProgress() {
 	}
 	if t := doc.Call("getElementById", "progress-text"); t.Truthy() {
 		t.Set("textContent", h.app.ProgressMsg)
+	}
+	if bar := doc.Call("querySelector", "#sweep-progress .bar"); bar.Truthy() {
+		bar.Get("style").Set("width", h.app.SweepPct())
+	}
+	if t := doc.Call("getElementById", "sweep-status"); t.Truthy() {
+		t.Set("textContent", h.app.Sw.Status)
 	}
 }
 
@@ -351,12 +436,14 @@ func (h *jsHost) Download(name string, data any) {
 	// listeners inside this call, under the render lock
 	var click, revoke js.Func
 	click = js.FuncOf(func(js.Value, []js.Value) any {
+		defer recoverJS("callback")
 		click.Release()
 		a.Call("click")
 		a.Call("remove")
 		return nil
 	})
 	revoke = js.FuncOf(func(js.Value, []js.Value) any {
+		defer recoverJS("callback")
 		js.Global().Get("URL").Call("revokeObjectURL", url)
 		revoke.Release()
 		return nil
@@ -376,6 +463,7 @@ func (h *jsHost) ReadUpload(e vugu.DOMEvent, done func(name string, text any, da
 	name := f.Get("name").String()
 	f.Call("text").Call("then",
 		js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("callback")
 			text := args[0]
 			data := []byte(text.String())
 			input.Set("value", "") // choosing the same file again fires change again
@@ -383,6 +471,7 @@ func (h *jsHost) ReadUpload(e vugu.DOMEvent, done func(name string, text any, da
 			return nil
 		}),
 		js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("callback")
 			err := fmt.Errorf("%s could not be read: %s", name, jsErrorText(args[0]))
 			h.locked(func() { done(name, nil, nil, err) })
 			return nil
@@ -487,6 +576,7 @@ func (h *jsHost) Play(on bool, speed int) {
 	}
 	if h.playFn.IsUndefined() {
 		h.playFn = js.FuncOf(func(js.Value, []js.Value) any {
+			defer recoverJS("callback")
 			h.env.Lock()
 			if h.app.PlayTick() {
 				h.env.UnlockRender()
@@ -514,4 +604,12 @@ func fmtSscan(s string, v *int) {
 		n = n*10 + int(c-'0')
 	}
 	*v = n
+}
+
+// recoverJS ends a JavaScript callback's panic (a js.FuncOf that panics
+// kills the Go program, and the page with it) with a console error.
+func recoverJS(where string) {
+	if r := recover(); r != nil {
+		js.Global().Get("console").Call("error", "kvsim: "+where+": "+fmt.Sprint(r))
+	}
 }

@@ -35,6 +35,7 @@ func (c *NumField) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn.AddAttrInterface("disabled", c.Disabled)
 		vgn.AddAttrInterface("id", "f-"+c.Field)
+		vgn.AddAttrInterface("placeholder", c.Placeholder)
 		{
 			b, err := vjson.Marshal(c.App.Value(c.Field))
 			if err != nil {

@@ -26,6 +26,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "passview"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "passview"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
 	vgn.AddAttrInterface("data-frame-ms", c.frameMs())
+	vgn.AddAttrInterface("data-index-ms", c.indexMs())
 	vgn.AddAttrInterface("data-indexed", c.indexed())
 	vgn.AddAttrInterface("data-pass", c.pass())
 	vgn.AddAttrInterface("data-ready", c.ready())

@@ -47,6 +47,13 @@ func (c *PassViewBox) frameMs() string {
 	return strconv.FormatFloat(c.App.PV.FrameMs, 'f', 2, 64)
 }
 
+func (c *PassViewBox) indexMs() string {
+	if !c.has() || c.App.PV.Indexing {
+		return ""
+	}
+	return strconv.FormatFloat(c.App.PV.IndexMs, 'f', 1, 64)
+}
+
 func (c *PassViewBox) status() string {
 	pv := c.App.PV
 	switch {
@@ -83,15 +90,7 @@ func (c *PassViewBox) playLabel() string {
 
 func (c *PassViewBox) speedLabel(s int) string { return strconv.Itoa(s) + " passes/s" }
 
-func (c *PassViewBox) rankLabel(r int) string {
-	for _, m := range c.App.PV.Meta {
-		if m.Recorded && r < len(m.Ranks) {
-			rm := m.Ranks[r]
-			return fmt.Sprintf("worker %d, DP rank %d", rm.Worker, rm.Rank)
-		}
-	}
-	return strconv.Itoa(r)
-}
+func (c *PassViewBox) rankLabel(r int) string { return c.App.PV.RankLabel(r) }
 
 func (c *PassViewBox) atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 

@@ -30,8 +30,10 @@ type PassView struct {
 
 	Indexed, Total int
 	Indexing       bool
-	indexPct       int
-	Timelines      [][]*proto.Timeline // [run][rank], once indexed
+	// IndexMs is the worker's time spent indexing (its steps, summed).
+	IndexMs   float64
+	indexPct  int
+	Timelines [][]*proto.Timeline // [run][rank], once indexed
 
 	Frames   []*pvFrame // per run
 	want     []int      // the passes to show, per run
@@ -105,6 +107,40 @@ func (pv *PassView) NumRanks() int {
 		}
 	}
 	return 0
+}
+
+// RankLabel names rank r of the first recorded run: "worker 0, DP rank
+// 1", or in P/D "prefill 0 (worker 0), DP rank 0" and "decode 0 (worker
+// 1), DP rank 0", numbering the workers of each pool from 0 as the request
+// table does.
+func (pv *PassView) RankLabel(r int) string {
+	for _, m := range pv.Meta {
+		if !m.Recorded || r >= len(m.Ranks) {
+			continue
+		}
+		rm := m.Ranks[r]
+		if rm.Role == "" || rm.Role == "aggregated" {
+			return fmt.Sprintf("worker %d, DP rank %d", rm.Worker, rm.Rank)
+		}
+		first := rm.Worker
+		for _, x := range m.Ranks {
+			if x.Role == rm.Role {
+				first = min(first, x.Worker)
+			}
+		}
+		return fmt.Sprintf("%s %d (worker %d), DP rank %d", rm.Role, rm.Worker-first, rm.Worker, rm.Rank)
+	}
+	return strconv.Itoa(r)
+}
+
+// Role is the role of the rank shown ("" or "aggregated" without P/D).
+func (pv *PassView) Role() string {
+	for _, m := range pv.Meta {
+		if m.Recorded && pv.Rank < len(m.Ranks) {
+			return m.Ranks[pv.Rank].Role
+		}
+	}
+	return ""
 }
 
 // Lines is run v's pass count on the current rank (its last "line" may be
@@ -319,6 +355,7 @@ func (a *App) pvIndex(m WorkerMsg) bool {
 		return changed
 	}
 	pv.Indexing = false
+	pv.IndexMs = m.Ms
 	pv.Timelines = make([][]*proto.Timeline, len(m.Timelines))
 	for v, ranks := range m.Timelines {
 		for _, b := range ranks {
@@ -499,13 +536,16 @@ func (a *App) Key(key string, shift bool) bool {
 	defer a.guard()
 	switch key {
 	case "c", "C":
+		if a.View == ViewSweep {
+			return false
+		}
 		a.ToggleCompare()
 		return true
 	case "/":
 		a.host.Focus("f-trace")
 		return true
 	}
-	if a.PV == nil || a.PV.Runs == 0 {
+	if a.PV == nil || a.PV.Runs == 0 || a.View == ViewSweep {
 		return false
 	}
 	switch key {
@@ -790,6 +830,9 @@ func (a *App) pvDraw() {
 			label := ""
 			if v < len(a.Results) {
 				label = shortLabel(a.Results[v].Label)
+			}
+			if r := pv.Role(); r != "" && r != "aggregated" {
+				label = r + " rank | " + label
 			}
 			if fr == nil || fr.err != "" {
 				draw.Fill(img, img.Rect, draw.White)

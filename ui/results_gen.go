@@ -617,7 +617,7 @@ func (c *Results) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgparent
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							for vgiterkeyt, col := range state.Columns {
+							for vgiterkeyt, col := range state.TableColumns(c.App.Sel().View.PD) {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
 								col := col
@@ -682,6 +682,13 @@ func (c *Results) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 								vgparent.AppendChild(vgn)
 								vgn.SetInnerHTML(state.Thousands(int64(r.Recomputed)))
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+								vgparent.AppendChild(vgn)
+								if c.App.Sel().View.PD {
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pd"}}}
+									vgparent.AppendChild(vgn)
+									vgn.SetInnerHTML(state.PDCell(r))
+								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
 							}

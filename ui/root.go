@@ -11,3 +11,10 @@ func (c *Root) class() string {
 	}
 	return ""
 }
+
+func (c *Root) tabClass(v string) string {
+	if c.App.View == v {
+		return "tab on"
+	}
+	return "tab"
+}

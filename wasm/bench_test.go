@@ -1,8 +1,11 @@
 package main
 
 import (
+	"math"
 	"testing"
+	"time"
 
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -30,6 +33,133 @@ func BenchmarkBridgeSessions(b *testing.B) {
 	for b.Loop() {
 		if outs := j.run(nil); outs[0].Err != nil {
 			b.Fatal(outs[0].Err)
+		}
+	}
+}
+
+// indexA3 runs the default page's compare (§A at 192 host blocks, three
+// connectors) with records.
+func indexA3(b *testing.B) []*record.Record {
+	data := string(mustRead(&testing.T{}, "connectors.yaml"))
+	j := &job{Op: proto.OpRun, Config: data, Name: "connectors.yaml", Passes: true}
+	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		j.Variants = append(j.Variants, proto.Variant{Label: c, Sets: []string{hostOffload + ".num_host_blocks=192", hostOffload + ".connector=" + c}})
+	}
+	outs := j.run(nil)
+	recs := make([]*record.Record, len(outs))
+	for i, o := range outs {
+		if o.Record == nil {
+			b.Fatal("no record")
+		}
+		recs[i] = o.Record
+	}
+	return recs
+}
+
+// BenchmarkIndexA3 indexes the timeline of the default page's compare:
+// the per-pass work the worker does after the run, in 15 ms steps
+// (record.Info, EventKinds and Events; state only until the runs
+// diverge).
+func BenchmarkIndexA3(b *testing.B) {
+	recs := indexA3(b)
+	for b.Loop() {
+		p := newPasses(recs)
+		for !p.step(15 * time.Millisecond) {
+		}
+	}
+}
+
+// BenchmarkIndexA3Seek is the same index built the way the bridge built
+// it before core/record exported Events, Info and EventKinds: a SeekInto
+// (G1 and G2 rebuilt) of every run at every pass. docs/ui.md compares the
+// two.
+func BenchmarkIndexA3Seek(b *testing.B) {
+	recs := indexA3(b)
+	var want *passes
+	for b.Loop() {
+		p := newPasses(recs)
+		for k := 0; k < p.maxRanks(); k++ {
+			for pass := 1; pass <= p.lines(k); pass++ {
+				seekIndexPass(p, k, pass)
+			}
+		}
+		want = p
+	}
+	// the same timelines as the index the worker builds
+	q := newPasses(recs)
+	for !q.step(time.Second) {
+	}
+	for v := range recs {
+		a, c := want.tl[v][0], q.tl[v][0]
+		if len(a.Start) != len(c.Start) || len(a.Transfers) != len(c.Transfers) || a.Diverge != c.Diverge || a.Counts[100] != c.Counts[100] {
+			b.Fatalf("variant %d: the two indexes differ", v)
+		}
+	}
+}
+
+var seekSet = map[string]bool{}
+
+// seekIndexPass is the former indexPass: every run's state rebuilt at
+// every pass, events taken from the snapshot.
+func seekIndexPass(p *passes, k, pass int) {
+	for v, rec := range p.recs {
+		if k >= len(rec.Ranks) || pass > rec.NumLines(k) {
+			continue
+		}
+		snap := &p.snaps[v]
+		if err := rec.SeekInto(k, pass, snap); err != nil {
+			continue
+		}
+		tl := p.tl[v][k]
+		tl.Start = append(tl.Start, snap.Info.StartMs)
+		tl.End = append(tl.End, snap.Info.EndMs)
+		var c [proto.NumMarks]uint16
+		for _, e := range snap.Events {
+			if m, ok := markerOf[e.Kind]; ok {
+				c[m]++
+			}
+			switch e.Kind {
+			case "d2h_submit", "h2d_submit":
+				p.open[v][e.Transfer] = len(tl.Transfers)
+				tl.Transfers = append(tl.Transfers, proto.Transfer{H2D: e.Kind == "h2d_submit", Blocks: len(e.Blocks),
+					Submit: deref(e.AtMs), Deadline: deref(e.DeadlineMs), Complete: math.NaN(), Pass: pass})
+			case "d2h_complete", "h2d_complete":
+				if i, ok := p.open[v][e.Transfer]; ok {
+					tl.Transfers[i].Complete = deref(e.AtMs)
+					delete(p.open[v], e.Transfer)
+				}
+			}
+		}
+		tl.Counts = append(tl.Counts, c)
+	}
+	set := seekSet
+	clear(set)
+	key := func(r *record.Record, s *record.Snapshot, add bool) bool {
+		n := 0
+		for _, sl := range s.G1 {
+			if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
+				if add {
+					set["g1:"+r.BlockName(sl.Block)] = true
+				} else if !set["g1:"+r.BlockName(sl.Block)] {
+					return false
+				}
+				n++
+			}
+		}
+		for _, e := range s.G2 {
+			if add {
+				set["g2:"+r.BlockName(e.Block)] = true
+			} else if !set["g2:"+r.BlockName(e.Block)] {
+				return false
+			}
+			n++
+		}
+		return add || n == len(set)
+	}
+	key(p.recs[0], &p.snaps[0], true)
+	for v := 1; v < len(p.recs); v++ {
+		if p.tl[v][k].Diverge == 0 && !key(p.recs[v], &p.snaps[v], false) {
+			p.tl[v][k].Diverge = pass
 		}
 	}
 }

@@ -260,7 +260,8 @@ func view(res *replay.Result) proto.View {
 	for i := range res.Records {
 		r := &res.Records[i]
 		row := proto.Row{ID: r.RequestID, Session: r.SessionID, Turn: r.Turn, TTFT: -1, Input: r.InputLength,
-			Status: r.Status}
+			Status: r.Status, Prefill: r.PrefillWorker, Decode: r.DecodeWorker}
+		v.PD = v.PD || r.DecodeWorker >= 0
 		admitted := !math.IsNaN(r.FirstAdmitMs)
 		if r.Tokens >= 1 {
 			row.TTFT = r.FirstTokenMs - r.ArrivalMs

@@ -55,6 +55,8 @@ func handle(_ js.Value, args []js.Value) (ret any) {
 		return indexMessage(j)
 	case proto.OpSeek:
 		return seekMessage(j, args[0])
+	case proto.OpSweepPlan, proto.OpSweepPoint, proto.OpSweepCollect:
+		return sweepMessage(j, args[0])
 	}
 	return errorMessage(proto.MsgResult, j.ID, &jobError{Kind: "internal", Msg: fmt.Sprintf("unknown op %q", j.Op)})
 }
@@ -156,6 +158,7 @@ func indexMessage(j *job) any {
 	done := p.step(15 * time.Millisecond)
 	msg := map[string]any{"type": proto.MsgIndex, "id": j.ID, "done": done, "indexed": p.indexed, "total": p.total}
 	if done {
+		msg["ms"] = float64(p.spent.Microseconds()) / 1000
 		var tls []any
 		for v := range p.tl {
 			var ranks []any
@@ -260,4 +263,59 @@ func strList(v js.Value) []string {
 		out[i] = v.Index(i).String()
 	}
 	return out
+}
+
+// sweepMessage answers the sweep ops: the plan, one point, or the
+// collected files (proto/sweep.go).
+func sweepMessage(j *job, m js.Value) any {
+	s := decodeSweep(m.Get("sweep"))
+	switch j.Op {
+	case proto.OpSweepPlan:
+		info, err := s.info()
+		if err != nil {
+			return errorMessage(proto.OpSweepPlan, j.ID, err)
+		}
+		b, _ := json.Marshal(info)
+		return map[string]any{"type": proto.OpSweepPlan, "id": j.ID, "plan": string(b)}
+	case proto.OpSweepPoint:
+		i := intField(m, "index")
+		summary, pt, err := s.point(i)
+		if err != nil {
+			msg := errorMessage(proto.OpSweepPoint, j.ID, err)
+			msg["index"] = i
+			return msg
+		}
+		b, _ := json.Marshal(pt)
+		return map[string]any{"type": proto.OpSweepPoint, "id": j.ID, "index": i, "summary": string(summary), "point": string(b)}
+	}
+	sums := strList(m.Get("summaries"))
+	summaries := make([][]byte, len(sums))
+	for i, x := range sums {
+		summaries[i] = []byte(x)
+	}
+	csv, js, curves, err := s.collect(summaries)
+	if err != nil {
+		return errorMessage(proto.OpSweepCollect, j.ID, err)
+	}
+	b, _ := json.Marshal(curves)
+	return map[string]any{"type": proto.OpSweepCollect, "id": j.ID, "csv": string(csv), "json": string(js), "curves": string(b)}
+}
+
+// decodeSweep reads a sweep spec object {config, name, sets, vary, traces}.
+func decodeSweep(m js.Value) *sweepJob {
+	s := &sweepJob{}
+	if m.Type() != js.TypeObject {
+		return s
+	}
+	s.Config, s.Name = strField(m, "config"), strField(m, "name")
+	s.Sets, s.Vary = strList(m.Get("sets")), strList(m.Get("vary"))
+	if ts := m.Get("traces"); ts.Type() == js.TypeObject {
+		keys := js.Global().Get("Object").Call("keys", ts)
+		s.Traces = map[string]string{}
+		for i := 0; i < keys.Length(); i++ {
+			k := keys.Index(i).String()
+			s.Traces[k] = ts.Get(k).String()
+		}
+	}
+	return s
 }

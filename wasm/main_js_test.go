@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/sweep"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -97,4 +98,46 @@ func TestHandleNeverThrows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSweepHandleJS runs the default sweep through kvsimHandle's sweep
+// ops with JavaScript objects, as the page's sweep workers do.
+func TestSweepHandleJS(t *testing.T) {
+	spec := js.Global().Get("Object").New()
+	spec.Set("config", string(mustRead(t, sweep.DefaultConfig)))
+	spec.Set("name", "traces/"+sweep.DefaultConfig)
+	vary := js.Global().Get("Array").New()
+	for _, v := range sweep.DefaultVary {
+		vary.Call("push", v)
+	}
+	spec.Set("vary", vary)
+	call := func(op string, set func(m js.Value)) js.Value {
+		m := js.Global().Get("Object").New()
+		m.Set("op", op)
+		m.Set("id", 3)
+		m.Set("sweep", spec)
+		if set != nil {
+			set(m)
+		}
+		out := js.ValueOf(handle(js.Undefined(), []js.Value{m}))
+		if e := out.Get("error"); !e.IsUndefined() {
+			t.Fatalf("%s: %s", op, e.Get("msg").String())
+		}
+		return out
+	}
+	var plan proto.SweepPlan
+	if err := json.Unmarshal([]byte(call(proto.OpSweepPlan, nil).Get("plan").String()), &plan); err != nil || plan.Points != 24 {
+		t.Fatalf("plan %+v %v", plan, err)
+	}
+	sums := js.Global().Get("Array").New()
+	for i := 0; i < plan.Points; i++ {
+		out := call(proto.OpSweepPoint, func(m js.Value) { m.Set("index", i) })
+		if out.Get("index").Int() != i {
+			t.Fatalf("point %d answered as %d", i, out.Get("index").Int())
+		}
+		sums.Call("push", out.Get("summary"))
+	}
+	out := call(proto.OpSweepCollect, func(m js.Value) { m.Set("summaries", sums) })
+	compareGolden(t, "sweep-A", "csv", []byte(out.Get("csv").String()))
+	compareGolden(t, "sweep-A", "json", []byte(out.Get("json").String()))
 }

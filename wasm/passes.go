@@ -27,19 +27,22 @@ type passes struct {
 	sess  []map[string]int32 // per variant: session → hue index
 	snaps []record.Snapshot  // per variant: scratch for seeks
 	// index
-	tl          [][]*proto.Timeline // [variant][rank]
-	open        []map[int]int       // per variant: transfer id → index in its rank's Transfers
-	rank, pass  int                 // the next pass to index
-	indexed     int                 // passes indexed, over all ranks
-	total       int
-	done        bool
-	g0          map[string]bool // variant 0's cached set at the pass being indexed
-	scratchKeys []string
+	tl         [][]*proto.Timeline // [variant][rank]
+	open       []map[int]int       // per variant: transfer id → index in its rank's Transfers
+	rank, pass int                 // the next pass to index
+	indexed    int                 // passes indexed, over all ranks
+	total      int
+	done       bool
+	g0         map[tierBlock]bool // variant 0's cached set at the pass being indexed
+	names      [][]string         // per variant: block names by id, cached
+	kinds      []string           // scratch for record.EventKinds
+	// spent is the time the steps took so far (docs/ui.md reports it).
+	spent time.Duration
 }
 
 func newPasses(recs []*record.Record) *passes {
 	p := &passes{recs: recs, sess: make([]map[string]int32, len(recs)), snaps: make([]record.Snapshot, len(recs)),
-		tl: make([][]*proto.Timeline, len(recs)), open: make([]map[int]int, len(recs))}
+		tl: make([][]*proto.Timeline, len(recs)), open: make([]map[int]int, len(recs)), names: make([][]string, len(recs))}
 	ranks := 0
 	for v, r := range recs {
 		p.sess[v] = map[string]int32{}
@@ -80,6 +83,7 @@ var markerOf = map[string]int{"g1_evict": proto.MarkG1Evict, "g2_evict": proto.M
 // complete.
 func (p *passes) step(budget time.Duration) bool {
 	start := time.Now()
+	defer func() { p.spent += time.Since(start) }()
 	for !p.done {
 		p.indexPass(p.rank, p.pass)
 		p.indexed++
@@ -110,25 +114,43 @@ func (p *passes) maxRanks() int {
 }
 
 // indexPass records pass `pass` of rank k in every variant's timeline and
-// checks whether the variants' cached blocks differ there.
+// checks whether the variants' cached blocks differ there. The timeline
+// needs only the pass's times and event kinds (record.Info and
+// record.EventKinds, which rebuild no state) and, for passes that submit
+// or complete a copy, the events themselves (record.Events). Only the
+// first-divergence check needs the blocks each run holds, so a rank's
+// state is rebuilt (SeekInto) only while some compared run has not yet
+// diverged from the first on it.
 func (p *passes) indexPass(k, pass int) {
 	for v, rec := range p.recs {
 		if rec == nil || k >= len(rec.Ranks) || pass > rec.NumLines(k) {
 			continue
 		}
-		snap := &p.snaps[v]
-		if err := rec.SeekInto(k, pass, snap); err != nil {
+		in, err := rec.Info(k, pass)
+		if err != nil {
 			continue
 		}
 		tl := p.tl[v][k]
-		in := snap.Info
 		tl.Start = append(tl.Start, in.StartMs)
 		tl.End = append(tl.End, in.EndMs)
 		var c [proto.NumMarks]uint16
-		for _, e := range snap.Events {
-			if m, ok := markerOf[e.Kind]; ok && c[m] < math.MaxUint16 {
+		copies := false
+		p.kinds = rec.EventKinds(k, pass, p.kinds[:0])
+		for _, kind := range p.kinds {
+			if m, ok := markerOf[kind]; ok && c[m] < math.MaxUint16 {
 				c[m]++
 			}
+			copies = copies || transferKind[kind]
+		}
+		tl.Counts = append(tl.Counts, c)
+		if !copies {
+			continue
+		}
+		events, err := rec.Events(k, pass)
+		if err != nil {
+			continue
+		}
+		for _, e := range events {
 			switch e.Kind {
 			case "d2h_submit", "h2d_submit":
 				tr := proto.Transfer{H2D: e.Kind == "h2d_submit", Blocks: len(e.Blocks), Submit: deref(e.AtMs),
@@ -142,24 +164,40 @@ func (p *passes) indexPass(k, pass int) {
 				}
 			}
 		}
-		tl.Counts = append(tl.Counts, c)
 	}
 	// first divergence from variant 0 (record.Diff's definition: the
 	// cached G1 blocks or the G2 entries differ)
 	if len(p.recs) < 2 || p.recs[0] == nil || k >= len(p.tl[0]) || pass > p.recs[0].NumLines(k) {
 		return
 	}
-	p.g0 = cachedSet(p.recs[0], &p.snaps[0], p.g0)
-	for v := 1; v < len(p.recs); v++ {
+	open := func(v int) bool {
 		rec := p.recs[v]
-		if rec == nil || k >= len(p.tl[v]) || pass > rec.NumLines(k) || p.tl[v][k].Diverge != 0 {
+		return rec != nil && k < len(p.tl[v]) && pass <= rec.NumLines(k) && p.tl[v][k].Diverge == 0
+	}
+	need := false
+	for v := 1; v < len(p.recs); v++ {
+		need = need || open(v)
+	}
+	if !need {
+		return
+	}
+	if p.recs[0].SeekInto(k, pass, &p.snaps[0]) != nil {
+		return
+	}
+	p.g0 = p.cachedSet(0, p.g0)
+	for v := 1; v < len(p.recs); v++ {
+		if !open(v) || p.recs[v].SeekInto(k, pass, &p.snaps[v]) != nil {
 			continue
 		}
-		if !sameAs(rec, &p.snaps[v], p.g0) {
+		if !p.sameAs(v, p.g0) {
 			p.tl[v][k].Diverge = pass
 		}
 	}
 }
+
+// transferKind marks the event kinds that open or close a copy on the
+// transfer lanes.
+var transferKind = map[string]bool{"d2h_submit": true, "h2d_submit": true, "d2h_complete": true, "h2d_complete": true}
 
 func deref(f *float64) float64 {
 	if f == nil {
@@ -168,36 +206,60 @@ func deref(f *float64) float64 {
 	return *f
 }
 
-// cachedSet is every block a snapshot holds, by tier ("g1:name",
-// "g2:name"), as record.Diff counts them.
-func cachedSet(r *record.Record, s *record.Snapshot, m map[string]bool) map[string]bool {
+// tierBlock is a block held in a tier (1: G1, 2: G2), by name: block ids
+// are per record, names are what runs share.
+type tierBlock struct {
+	tier uint8
+	name string
+}
+
+// name is block b's name in variant v's record, cached (record.BlockName
+// builds the string each time).
+func (p *passes) name(v int, b int32) string {
+	c := p.names[v]
+	if int(b) >= len(c) {
+		c = append(c, make([]string, int(b)+1-len(c)+len(c)/2)...)
+		p.names[v] = c
+	}
+	if c[b] == "" {
+		c[b] = p.recs[v].BlockName(b)
+	}
+	return c[b]
+}
+
+// cachedSet is every block variant v's snapshot holds, by tier, as
+// record.Diff counts them: cached G1 copies and G2 entries.
+func (p *passes) cachedSet(v int, m map[tierBlock]bool) map[tierBlock]bool {
 	if m == nil {
-		m = map[string]bool{}
+		m = map[tierBlock]bool{}
 	}
 	clear(m)
+	s := &p.snaps[v]
 	for _, sl := range s.G1 {
 		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
-			m["g1:"+r.BlockName(sl.Block)] = true
+			m[tierBlock{1, p.name(v, sl.Block)}] = true
 		}
 	}
 	for _, e := range s.G2 {
-		m["g2:"+r.BlockName(e.Block)] = true
+		m[tierBlock{2, p.name(v, e.Block)}] = true
 	}
 	return m
 }
 
-func sameAs(r *record.Record, s *record.Snapshot, set map[string]bool) bool {
+// sameAs tells whether variant v's snapshot holds exactly set.
+func (p *passes) sameAs(v int, set map[tierBlock]bool) bool {
 	n := 0
+	s := &p.snaps[v]
 	for _, sl := range s.G1 {
 		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
-			if !set["g1:"+r.BlockName(sl.Block)] {
+			if !set[tierBlock{1, p.name(v, sl.Block)}] {
 				return false
 			}
 			n++
 		}
 	}
 	for _, e := range s.G2 {
-		if !set["g2:"+r.BlockName(e.Block)] {
+		if !set[tierBlock{2, p.name(v, e.Block)}] {
 			return false
 		}
 		n++

@@ -55,6 +55,15 @@ var Examples = []*Example{
 		Config: "g2-restore.yaml", Focus: FocusRestore,
 	},
 	{
+		ID: "BPD", Title: "A restore across prefill and decode",
+		Text: []string{
+			"§B split in two: a prefill worker computes each prompt, then its KV cache moves at 1 GB/s to a decode worker, which emits the token; both workers share one G2 pool of 8 blocks (scope cluster_shared).",
+			"On the prefill rank, \"pressure\" again evicts the prefix of \"seed\" from G1, and \"restore\" loads its 8 tokens back from the shared pool (the H2D bar) instead of recomputing them.",
+			"Pick the decode rank to watch each prompt arrive by KV transfer; the request table names each request's prefill and decode worker.",
+		},
+		Config: "g2-restore-pd.yaml", Focus: FocusRestore,
+	},
+	{
 		ID: "A2048", Title: "Answers in G2",
 		Text: []string{
 			"With a 2,048-block tier nothing is evicted from G2, yet SimpleCPU restores 1,424 more tokens than offloading v0.32.",

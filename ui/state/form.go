@@ -23,23 +23,28 @@ import (
 // Control names. They are also the page's element ids (prefixed "f-") and
 // the keys of field errors.
 const (
-	FConnector   = "connector"
-	FG1          = "g1"
-	FG2          = "g2"
-	FG2None      = "g2none"
-	FBlockSize   = "block_size"
-	FReplicas    = "replicas"
-	FAttnDP      = "attn_dp"
-	FPD          = "pd"
-	FMaxSeqs     = "max_seqs"
-	FBudget      = "budget"
-	FPrefillMs   = "prefill_ms"
-	FDecodeMs    = "decode_ms"
-	FD2H         = "d2h"
-	FH2D         = "h2d"
-	FConcurrency = "concurrency"
-	FTrace       = "trace"
-	FYAML        = "yaml"
+	FConnector = "connector"
+	FG1        = "g1"
+	FG2        = "g2"
+	FG2None    = "g2none"
+	FBlockSize = "block_size"
+	FReplicas  = "replicas"
+	FAttnDP    = "attn_dp"
+	FPD        = "pd"
+	// FDecodeReplicas and FKVBandwidth exist in P/D mode: the decode
+	// role's replicas (FReplicas is then the prefill role's) and the
+	// prefill → decode KV transfer bandwidth.
+	FDecodeReplicas = "decode_replicas"
+	FKVBandwidth    = "kv_bw"
+	FMaxSeqs        = "max_seqs"
+	FBudget         = "budget"
+	FPrefillMs      = "prefill_ms"
+	FDecodeMs       = "decode_ms"
+	FD2H            = "d2h"
+	FH2D            = "h2d"
+	FConcurrency    = "concurrency"
+	FTrace          = "trace"
+	FYAML           = "yaml"
 )
 
 // Connectors lists the three G2 connector profiles in display order.
@@ -75,7 +80,16 @@ type Form struct {
 	DecodeMs  float64
 	D2H, H2D  float64
 	Source    Source
+	// P/D (Mode disaggregated): the decode role's replicas, and the KV
+	// transfer's bandwidth (0: untimed) and bytes per token (the prefill
+	// role's unless kv_transfer gives its own).
+	DecodeReplicas int
+	KVBandwidth    float64
+	KVBytes        int64
 }
+
+// PD tells whether the form is of a disaggregated config.
+func (f Form) PD() bool { return f.Mode == config.ModeDisaggregated }
 
 // Source describes the traffic for the trace picker.
 type Source struct {
@@ -111,6 +125,12 @@ func FormOf(cfg *config.Config) Form {
 			f.D2H, f.H2D = h.D2HBandwidthGBps, h.H2DBandwidthGBps
 		}
 	}
+	if d := cfg.Engine.Workers.Decode; d != nil {
+		f.DecodeReplicas = d.Parallelism.Replicas
+	}
+	if kt := cfg.Engine.KVTransfer; kt != nil {
+		f.KVBandwidth, f.KVBytes = kt.BandwidthGBps, kt.BytesPerToken
+	}
 	s := cfg.Traffic.Source
 	f.Source = Source{Type: s.Type, Format: s.Format, TraceBlockSize: s.BlockSize, LoadType: cfg.Traffic.Load.Type,
 		Concurrency: cfg.Traffic.Load.Concurrency}
@@ -143,6 +163,22 @@ func RolePaths(cfg *config.Config) []string {
 	return out
 }
 
+// rolePathsOf is RolePaths, reading the roles from the text when it does
+// not parse as a config.
+func rolePathsOf(cfg *config.Config, text string) []string {
+	if cfg != nil {
+		return RolePaths(cfg)
+	}
+	var out []string
+	for _, r := range RolesInText(text) {
+		out = append(out, "engine.workers."+r)
+	}
+	if len(out) == 0 {
+		out = []string{"engine.workers.aggregated"}
+	}
+	return out
+}
+
 // roleField maps a control to its path below a role.
 var roleField = map[string]string{
 	FConnector: "kv_cache.host_offload.connector",
@@ -160,7 +196,7 @@ var roleField = map[string]string{
 
 // integer controls; the others are numbers, the connector a name.
 var intField = map[string]bool{FG1: true, FG2: true, FBlockSize: true, FReplicas: true, FAttnDP: true,
-	FMaxSeqs: true, FBudget: true, FConcurrency: true}
+	FMaxSeqs: true, FBudget: true, FConcurrency: true, FDecodeReplicas: true}
 
 // FieldOfPath names the control a config error path belongs to ("" when
 // no control shows it: the error goes next to the YAML view).
@@ -173,7 +209,12 @@ func FieldOfPath(path string) string {
 		return FG1
 	case strings.HasSuffix(path, ".kv_cache.host_offload"):
 		return FG2
-	case path == "engine.mode", strings.HasPrefix(path, "engine.workers.prefill"), strings.HasPrefix(path, "engine.workers.decode"):
+	case strings.HasPrefix(path, "engine.kv_transfer"):
+		return FKVBandwidth
+	case path == "engine.workers.decode.parallelism.replicas":
+		return FDecodeReplicas
+	case path == "engine.mode", strings.HasPrefix(path, "engine.workers.prefill"), strings.HasPrefix(path, "engine.workers.decode"),
+		path == "engine.workers.aggregated":
 		if path == "engine.mode" || strings.Count(path, ".") <= 2 {
 			return FPD
 		}
@@ -212,8 +253,21 @@ func NumberText(field, input string) (string, error) {
 // Edit applies one control change to the YAML text. cfg is the config the
 // text currently parses to (nil if it does not), last the last form that
 // had a G2 tier (to restore it when "none" is unticked).
+//
+// In P/D mode the controls edit both roles, except Replicas (the prefill
+// role) and Decode replicas; the P/D toggle (input "true" or "false")
+// rewrites the roles (SetPD) with last.KVBandwidth, or DefaultKVBandwidth
+// when it is 0.
 func Edit(text string, cfg *config.Config, last Form, field, input string) (string, error) {
-	roles := RolePaths(cfg)
+	roles := rolePathsOf(cfg, text)
+	if field != FPD {
+		// the controls edit each role; anchors and aliases between them
+		// would make SetYAML refuse
+		var err error
+		if text, err = Unalias(text); err != nil {
+			return "", err
+		}
+	}
 	set := func(text, path, value string) (string, error) { return SetYAML(text, path, value) }
 	var err error
 	switch field {
@@ -244,7 +298,31 @@ func Edit(text string, cfg *config.Config, last Form, field, input string) (stri
 		}
 		return text, nil
 	case FPD:
-		return "", fmt.Errorf("P/D disaggregation is not supported yet")
+		bw := last.KVBandwidth
+		if bw <= 0 {
+			bw = DefaultKVBandwidth
+		}
+		return SetPD(text, input == "true", bw)
+	case FReplicas, FDecodeReplicas:
+		v, err := NumberText(field, input)
+		if err != nil {
+			return "", err
+		}
+		path := roles[0]
+		if field == FDecodeReplicas {
+			path = "engine.workers." + config.RoleDecode
+		}
+		return set(text, path+".parallelism.replicas", v)
+	case FKVBandwidth:
+		in := strings.TrimSpace(input)
+		if in == "" || in == "none" || in == "untimed" {
+			return set(text, "engine.kv_transfer.bandwidth_gb_per_second", "null")
+		}
+		v, err := NumberText(field, input)
+		if err != nil {
+			return "", err
+		}
+		return set(text, "engine.kv_transfer.bandwidth_gb_per_second", v)
 	case FConcurrency:
 		v, err := NumberText(field, input)
 		if err != nil {

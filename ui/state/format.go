@@ -47,10 +47,35 @@ func Percent(part, whole int64) string {
 	return strconv.FormatFloat(math.Round(float64(part)*1000/float64(whole))/10, 'f', 1, 64) + "%"
 }
 
-// Table columns.
-var Columns = []struct{ Key, Label string }{
+// A Column is one column of the request table.
+type Column struct{ Key, Label string }
+
+// Columns are the request table's columns.
+var Columns = []Column{
 	{"id", "request"}, {"turn", "turn"}, {"input", "input"}, {"ttft", "TTFT ms"},
 	{"g1", "G1 reused"}, {"host", "G2 reused"}, {"recomputed", "recomputed"},
+}
+
+// PDColumn is the extra column of a P/D run: the prefill and the decode
+// worker of each request.
+var PDColumn = Column{"pd", "prefill → decode"}
+
+// TableColumns are the columns of a run's table (pd: the run has P/D
+// roles).
+func TableColumns(pd bool) []Column {
+	if !pd {
+		return Columns
+	}
+	return append(slices.Clip(Columns), PDColumn)
+}
+
+// PDCell is a row's "prefill → decode" cell: the workers' indices in their
+// pools ("–" without P/D).
+func PDCell(r proto.Row) string {
+	if r.Decode < 0 {
+		return "–"
+	}
+	return "P" + strconv.Itoa(r.Prefill) + " → D" + strconv.Itoa(r.Decode)
 }
 
 // SortRows sorts a copy of rows by a column; ties keep request order.
@@ -70,6 +95,8 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 			return cmp.Compare(a.Host, b.Host)
 		case "recomputed":
 			return cmp.Compare(a.Recomputed, b.Recomputed)
+		case "pd":
+			return cmp.Or(cmp.Compare(a.Prefill, b.Prefill), cmp.Compare(a.Decode, b.Decode))
 		}
 		return 0 // "id": request order
 	}

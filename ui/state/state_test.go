@@ -73,7 +73,8 @@ func TestEditRejectsBadInput(t *testing.T) {
 	text := ExampleByID("A192").YAML()
 	cfg := mustParse(t, text)
 	for _, c := range []struct{ field, input string }{
-		{FG1, "12.5"}, {FG1, "many"}, {FPrefillMs, "fast"}, {FConnector, "lmcache"}, {FPD, "true"}, {"nope", "1"},
+		{FG1, "12.5"}, {FG1, "many"}, {FPrefillMs, "fast"}, {FConnector, "lmcache"}, {"nope", "1"},
+		{FKVBandwidth, "fast"}, {FDecodeReplicas, "1.5"},
 		{FG2, "1: 2"},
 	} {
 		if _, err := Edit(text, cfg, Form{}, c.field, c.input); err == nil {
@@ -102,12 +103,18 @@ func TestFieldOfPath(t *testing.T) {
 		agg + ".scheduler.max_batched_tokens":             FBudget,
 		agg + ".timing.prefill_ms":                        FPrefillMs,
 		agg + ".kv_cache.host_offload.h2d_bandwidth_gbps": FH2D,
-		"engine.mode":              FPD,
-		"engine.workers.prefill":   FPD,
-		"traffic.load.concurrency": FConcurrency,
-		"traffic.source.paths":     FTrace,
-		"engine.model":             "",
-		"":                         "",
+		"engine.mode":                                           FPD,
+		"engine.workers.prefill":                                FPD,
+		"engine.workers.decode":                                 FPD,
+		"engine.workers.decode.parallelism.replicas":            FDecodeReplicas,
+		"engine.workers.prefill.parallelism.replicas":           FReplicas,
+		"engine.workers.decode.kv_cache.host_offload.connector": FConnector,
+		"engine.kv_transfer.bandwidth_gb_per_second":            FKVBandwidth,
+		"engine.kv_transfer.bytes_per_token":                    FKVBandwidth,
+		"traffic.load.concurrency":                              FConcurrency,
+		"traffic.source.paths":                                  FTrace,
+		"engine.model":                                          "",
+		"":                                                      "",
 	} {
 		if got := FieldOfPath(path); got != want {
 			t.Errorf("FieldOfPath(%q) = %q, want %q", path, got, want)

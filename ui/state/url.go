@@ -28,6 +28,8 @@ type Share struct {
 	Compare *Compare
 	// Pass, Rank and Variant place the pass view (0: not set).
 	Pass, Rank, Variant int
+	// View is "sweep" for the sweep view ("" for the run view).
+	View string
 }
 
 // UploadRef identifies an uploaded trace.
@@ -69,6 +71,9 @@ func (s Share) Fragment() string {
 	if s.Variant > 0 {
 		v.Set("v", strconv.Itoa(s.Variant))
 	}
+	if s.View != "" {
+		v.Set("view", s.View)
+	}
 	return v.Encode()
 }
 
@@ -99,6 +104,9 @@ func ParseFragment(frag string) (Share, error) {
 		}
 		s.YAML = text
 	}
+	if s.YAML == "" && v.Get("ex") == "" && v.Get("y") == "" && v.Get("view") != "" {
+		s = DefaultExample().Share() // a link to a view alone
+	}
 	if s.YAML == "" {
 		return Share{}, fmt.Errorf("the link holds no config")
 	}
@@ -123,6 +131,9 @@ func ParseFragment(frag string) (Share, error) {
 	s.Pass, _ = strconv.Atoi(v.Get("pass"))
 	s.Rank, _ = strconv.Atoi(v.Get("rank"))
 	s.Variant, _ = strconv.Atoi(v.Get("v"))
+	if v.Get("view") == "sweep" {
+		s.View = "sweep"
+	}
 	return s, nil
 }
 

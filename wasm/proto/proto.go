@@ -50,6 +50,8 @@ type View struct {
 	DurationMs  float64 `json:"duration_ms"`
 	Passes      int64   `json:"passes"`
 	HasHost     bool    `json:"has_host"`
+	// PD: the run has prefill and decode roles.
+	PD bool `json:"pd,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// Rows travel separately, in the binary form of EncodeRows: decoding
@@ -71,6 +73,10 @@ type Row struct {
 	Host       int     `json:"host"`
 	Recomputed int     `json:"recomputed"`
 	Status     string  `json:"status"`
+	// Prefill and Decode are the P/D workers that served the request
+	// (their index in the prefill and decode pools); -1 without P/D.
+	Prefill int `json:"prefill"`
+	Decode  int `json:"decode"`
 }
 
 // Turn sums the first admissions of every request with one turn index.

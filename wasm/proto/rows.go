@@ -7,15 +7,15 @@ import (
 )
 
 // EncodeRows packs the request table compactly: a count, then per row the
-// numbers (little endian: turn, input, g1, host, recomputed as int32, TTFT
-// as float64, status as one byte), then the ids and sessions, each as a
+// numbers (little endian: turn, input, g1, host, recomputed, prefill and
+// decode worker as int32, TTFT as float64, status as one byte), then the ids and sessions, each as a
 // uvarint length and its bytes.
 func EncodeRows(rows []Row) []byte {
-	const fixed = 5*4 + 8 + 1
+	const fixed = 7*4 + 8 + 1
 	b := make([]byte, 4, 4+len(rows)*(fixed+16))
 	binary.LittleEndian.PutUint32(b, uint32(len(rows)))
 	for _, r := range rows {
-		for _, v := range []int{r.Turn, r.Input, r.G1, r.Host, r.Recomputed} {
+		for _, v := range []int{r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode} {
 			b = binary.LittleEndian.AppendUint32(b, uint32(int32(v)))
 		}
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.TTFT))
@@ -37,7 +37,7 @@ func DecodeRows(b []byte) ([]Row, error) {
 		return nil, bad
 	}
 	n := int(binary.LittleEndian.Uint32(b))
-	const fixed = 5*4 + 8 + 1
+	const fixed = 7*4 + 8 + 1
 	if n < 0 || len(b) < 4+n*fixed {
 		return nil, bad
 	}
@@ -45,13 +45,13 @@ func DecodeRows(b []byte) ([]Row, error) {
 	p := b[4:]
 	for i := range rows {
 		r := &rows[i]
-		v := make([]int, 5)
+		var v [7]int
 		for k := range v {
 			v[k] = int(int32(binary.LittleEndian.Uint32(p[4*k:])))
 		}
-		r.Turn, r.Input, r.G1, r.Host, r.Recomputed = v[0], v[1], v[2], v[3], v[4]
-		r.TTFT = math.Float64frombits(binary.LittleEndian.Uint64(p[20:]))
-		r.Status = statusName(p[28])
+		r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+		r.TTFT = math.Float64frombits(binary.LittleEndian.Uint64(p[28:]))
+		r.Status = statusName(p[36])
 		p = p[fixed:]
 	}
 	str := func() (string, bool) {
