@@ -229,10 +229,16 @@ func eval[T any](tb *tab, expr string) T {
 	return v
 }
 
+// waitSlack stretches every wait: a wait returns as soon as its predicate
+// holds, so the slack costs nothing on a quiet machine and keeps a loaded
+// CI machine (2 cores, the Go build and Chromium competing) from failing a
+// wait that was merely slow.
+const waitSlack = 4
+
 // wait polls a JavaScript predicate.
 func (tb *tab) wait(what, expr string, timeout time.Duration) {
 	tb.t.Helper()
-	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout),
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(waitSlack*timeout),
 		chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		tb.t.Fatalf("waiting for %s: %v\npage status: %s", what, err, tb.status())
 	}
