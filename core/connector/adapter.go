@@ -216,7 +216,8 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 		}
 		return CapacityBlocked
 	}
-	ld.Keys = append([]identity.ID(nil), hit...)
+	ld.Keys = a.dom.reg.idList(len(hit))
+	copy(ld.Keys, hit)
 	if a.LookupPin && len(r.Host.LookupPins) > 0 {
 		// The lookup's pins become the load's pins.
 		r.Host.LookupPins = r.Host.LookupPins[:0]
@@ -224,8 +225,9 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 		a.dom.Tier.Pin(ld.Keys)
 	}
 	a.dom.markLoading(ld.Keys, 1)
-	t := &Transfer{Kind: Load, Owner: a, Req: r, Keys: ld.Keys, Slots: ld.DestSlots,
-		Bytes: int64(len(hit)) * a.blockBytes, PreparedAt: now}
+	t := a.dom.reg.newTransfer()
+	*t = Transfer{Kind: Load, Owner: a, Req: r, Keys: ld.Keys, Slots: ld.DestSlots,
+		Bytes: int64(len(hit)) * a.blockBytes, PreparedAt: now, Indices: a.dom.reg.i32List(len(hit))}
 	for j := range hit {
 		t.Indices = append(t.Indices, int32(base+j))
 	}
@@ -320,8 +322,11 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		}
 		tier.PrepareUnprotected(keys)
 	}
-	t := &Transfer{Kind: Store, Owner: a, Req: r, Keys: append([]identity.ID(nil), keys...),
-		Bytes: int64(len(keys)) * a.blockBytes, AtFinish: atFinish, PreparedAt: now}
+	t := a.dom.reg.newTransfer()
+	*t = Transfer{Kind: Store, Owner: a, Req: r, Keys: a.dom.reg.idList(len(keys)),
+		Bytes: int64(len(keys)) * a.blockBytes, AtFinish: atFinish, PreparedAt: now,
+		Indices: a.dom.reg.i32List(len(keys)), Slots: a.dom.reg.i32List(len(keys))}
+	copy(t.Keys, keys)
 	// Find each stored key's block and G1 copy (keys are in block order).
 	k := 0
 	for j := start; j < end && k < len(t.Keys); j++ {

@@ -54,9 +54,46 @@ type Transfer struct {
 func (t *Transfer) InFlight() bool { return t != nil && !t.delivered }
 
 // Registry numbers transfers across a whole run, so IDs are unique over
-// every rank and domain.
+// every rank and domain. It also owns the slabs transfers and their lists
+// are cut from: a run keeps every transfer record, so carving them from
+// large chunks instead of allocating each keeps the collector's work and
+// the allocation count flat.
 type Registry struct {
 	byID []*Transfer
+	trs  []Transfer
+	ids  []identity.ID
+	i32  []int32
+}
+
+const slabSize = 1 << 14
+
+func (r *Registry) newTransfer() *Transfer {
+	if len(r.trs) == 0 {
+		r.trs = make([]Transfer, slabSize/16)
+	}
+	t := &r.trs[0]
+	r.trs = r.trs[1:]
+	return t
+}
+
+// idList returns a slice of n identities with capacity n.
+func (r *Registry) idList(n int) []identity.ID {
+	if n > len(r.ids) {
+		r.ids = make([]identity.ID, max(n, slabSize))
+	}
+	s := r.ids[:n:n]
+	r.ids = r.ids[n:]
+	return s
+}
+
+// i32List returns an empty slice of capacity n.
+func (r *Registry) i32List(n int) []int32 {
+	if n > len(r.i32) {
+		r.i32 = make([]int32, max(n, slabSize))
+	}
+	s := r.i32[:0:n]
+	r.i32 = r.i32[n:]
+	return s
 }
 
 func (r *Registry) add(t *Transfer) {
