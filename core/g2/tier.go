@@ -59,6 +59,7 @@ type entry struct {
 	prev, next int32
 	inList     bool
 	mark       uint32 // protection epoch of the store being admitted
+	added      uint64 // creation order
 }
 
 // Observer is told about every change of the tier (the per-pass record).
@@ -90,6 +91,7 @@ type Tier struct {
 	epoch    uint32
 	nEvict   int // resident, unpinned entries
 	version  uint64
+	addSeq   uint64
 	obs      Observer
 	scratch  []int32
 	// Evictions counts entries evicted to make room.
@@ -286,7 +288,8 @@ func (t *Tier) addPending(id identity.ID) {
 		e = int32(len(t.entries))
 		t.entries = append(t.entries, entry{})
 	}
-	t.entries[e] = entry{id: id, pending: true, prev: nilEntry, next: nilEntry}
+	t.entries[e] = entry{id: id, pending: true, prev: nilEntry, next: nilEntry, added: t.addSeq}
+	t.addSeq++
 	for int(id) >= len(t.index) {
 		t.index = append(t.index, nilEntry)
 	}
@@ -501,4 +504,29 @@ func (t *Tier) Check() error {
 		return fmt.Errorf("G2-1: counted %d entries (%d resident, %d evictable), tier says %d (%d, %d)", n, res, ev, t.n, t.resident, t.nEvict)
 	}
 	return nil
+}
+
+// EntryState is one entry as Walk reports it.
+type EntryState struct {
+	ID      identity.ID
+	Pending bool
+	Pinned  bool
+	Listed  bool
+	Added   uint64 // creation order
+}
+
+// Walk calls fn for every entry: the policy list in order first, then the
+// entries outside it. AddSeq is the next creation number.
+func (t *Tier) Walk(fn func(EntryState)) (addSeq uint64) {
+	for e := t.head; e != nilEntry; e = t.entries[e].next {
+		en := &t.entries[e]
+		fn(EntryState{ID: en.id, Pending: en.pending, Pinned: en.pins > 0, Listed: true, Added: en.added})
+	}
+	for i := range t.entries {
+		en := &t.entries[i]
+		if !en.inList && int(en.id) < len(t.index) && t.index[en.id] == int32(i) {
+			fn(EntryState{ID: en.id, Pending: en.pending, Pinned: en.pins > 0, Added: en.added})
+		}
+	}
+	return t.addSeq
 }

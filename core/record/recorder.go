@@ -1,6 +1,8 @@
 package record
 
 import (
+	"slices"
+
 	"github.com/kvsim/kvsim/core/connector"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/g1"
@@ -30,9 +32,14 @@ type rankRec struct {
 	idx  int
 	pool *g1.Pool
 	log  *rankLog
-	cur  *g1State
-	dom  *domRec
-	er   *engine.Rank
+	// The slots' current state as recorded, kept only to know when a slot's
+	// state or block changed (its age) and to cut checkpoints; the
+	// eviction queue is read from the live pool at a checkpoint.
+	code         []uint8
+	block, owner []int32
+	since        []int32
+	dom          *domRec
+	er           *engine.Rank
 }
 
 type domRec struct {
@@ -40,7 +47,6 @@ type domRec struct {
 	idx  int
 	tier *g2.Tier
 	log  *domLog
-	cur  *g2State
 	cap  int
 }
 
@@ -57,8 +63,13 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rec := rr.rec
 	rec.BlockSize = rk.Cfg.BlockSize
 	rl := &rankLog{}
-	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, cur: newG1State(rk.Pool.Capacity()), er: rk}
-	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.cur.compact()})
+	capacity := rk.Pool.Capacity()
+	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
+		code: make([]uint8, capacity), block: make([]int32, capacity), owner: make([]int32, capacity), since: make([]int32, capacity)}
+	for i := range r.block {
+		r.block[i], r.owner[i] = -1, -1
+	}
+	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.compact()})
 	rr.ranks = append(rr.ranks, r)
 	rec.ranks = append(rec.ranks, rl)
 	rec.Ranks = append(rec.Ranks, RankID{Worker: rk.Worker, Rank: rk.DP, Role: rk.Role})
@@ -71,8 +82,8 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 		d := rk.Host.Domain()
 		dr, ok := rr.doms[d]
 		if !ok {
-			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cur: newG2State(), cap: d.Tier.Capacity()}
-			dr.log.ckpts = append(dr.log.ckpts, g2Ckpt{pos: 0, st: dr.cur.clone()})
+			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cap: d.Tier.Capacity()}
+			dr.log.ckpts = append(dr.log.ckpts, g2Ckpt{pos: 0, st: dr.snapshot()})
 			rr.doms[d] = dr
 			rec.domains = append(rec.domains, dr.log)
 			rec.G2Capacity = append(rec.G2Capacity, d.Tier.Capacity())
@@ -118,11 +129,11 @@ func (r *rankRec) closePass(pe passEntry) {
 	rl.passes = append(rl.passes, pe)
 	capacity := r.pool.Capacity()
 	if rl.g1.len()-rl.lastCkpt >= checkpointEvery*capacity {
-		rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.cur.compact()})
+		rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.compact()})
 		rl.lastCkpt = rl.g1.len()
 	}
 	if d := r.dom; d != nil && d.log.ops.len()-d.log.lastCkpt >= checkpointEvery*max(d.cap, 1) {
-		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.cur.clone()})
+		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.snapshot()})
 		d.log.lastCkpt = d.log.ops.len()
 	}
 }
@@ -184,7 +195,16 @@ func (r *rankRec) SlotChanged(slot int32) {
 		d.owner = -1
 	}
 	r.log.g1.add(d)
-	r.cur.apply(d, int32(len(r.log.passes)+1))
+	if r.code[slot] != code || r.block[slot] != d.block {
+		r.since[slot] = int32(len(r.log.passes) + 1)
+	}
+	r.code[slot], r.block[slot], r.owner[slot] = code, d.block, d.owner
+}
+
+// compact cuts a checkpoint of the rank's G1 now.
+func (r *rankRec) compact() g1Compact {
+	return g1Compact{code: slices.Clone(r.code), block: slices.Clone(r.block), owner: slices.Clone(r.owner),
+		since: slices.Clone(r.since), queue: r.pool.IdleOrder(nil)}
 }
 
 // Evicted records a G1 eviction (g1.Observer).
@@ -279,7 +299,27 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 func (d *domRec) op(id identity.ID, op uint8) {
 	o := g2Op{block: int32(id), op: op}
 	d.log.ops.add(o)
-	d.cur.apply(o)
+}
+
+// snapshot rebuilds the domain's state from the live tier (a checkpoint).
+func (d *domRec) snapshot() *g2State {
+	st := newG2State()
+	st.nextAdd = int64(d.tier.Walk(func(e g2.EntryState) {
+		x := st.entry(int32(e.ID))
+		st.added[x] = int64(e.Added)
+		switch {
+		case e.Pending:
+			st.state[x] = opPending
+		case e.Pinned:
+			st.state[x] = opPinned
+		default:
+			st.state[x] = opResident
+		}
+		if e.Listed {
+			st.push(x)
+		}
+	}))
+	return st
 }
 
 // EntryChanged records an entry's new state (g2.Observer).
