@@ -52,15 +52,15 @@ func TestRule_eviction(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.Eviction = c.policy }))
-			o.allCompleted()
-			if got := o.rec("R").FirstHost; got != 8 {
+			o.AllCompleted()
+			if got := o.Rec("R").FirstHost; got != 8 {
 				t.Fatalf("R restored %d tokens; want 8 (scenario broken)", got)
 			}
-			if got := o.g2State("R", 2); got != g2.Resident {
+			if got := o.G2State("R", 2); got != g2.Resident {
 				t.Fatalf("x2 state %v; want resident", got)
 			}
-			a1 := o.g2State("A", 1) != g2.Absent
-			b0 := o.g2State("B", 0) != g2.Absent
+			a1 := o.G2State("A", 1) != g2.Absent
+			b0 := o.G2State("B", 0) != g2.Absent
 			if a1 != c.a1 || b0 != c.b0 {
 				t.Errorf("a1 kept %v, b0 kept %v; want %v, %v", a1, b0, c.a1, c.b0)
 			}
@@ -89,17 +89,17 @@ func TestRule_touchOnLookup(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.TouchOnLookup = c.touch }))
-			o.allCompleted()
-			if got := o.rec("A2").FirstG1; got != 8 {
+			o.AllCompleted()
+			if got := o.Rec("A2").FirstG1; got != 8 {
 				t.Fatalf("A2 G1 reuse %d; want 8 (scenario broken)", got)
 			}
-			if got, want := o.inG2("A", 2), c.keepA; !slices.Equal(got, want) {
+			if got, want := o.InG2("A", 2), c.keepA; !slices.Equal(got, want) {
 				t.Errorf("A's blocks in G2 %v; want %v", got, want)
 			}
-			if got, want := o.inG2("B", 2), c.keepB; !slices.Equal(got, want) {
+			if got, want := o.InG2("B", 2), c.keepB; !slices.Equal(got, want) {
 				t.Errorf("B's blocks in G2 %v; want %v", got, want)
 			}
-			if got := o.inG2("C", 2); !slices.Equal(got, []bool{true, true}) {
+			if got := o.InG2("C", 2); !slices.Equal(got, []bool{true, true}) {
 				t.Errorf("C's blocks in G2 %v; want both", got)
 			}
 		})
@@ -127,11 +127,11 @@ func TestRule_touchAfterStore(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.TouchAfterStore = c.touch }))
-			o.allCompleted()
-			if n := len(o.events("store", "A")); n != 3 {
+			o.AllCompleted()
+			if n := len(o.Events("store", "A")); n != 3 {
 				t.Fatalf("A prepared %d stores; want 3 (one per chunk)", n)
 			}
-			if got := o.inG2("A", 3); !slices.Equal(got, c.keepA) {
+			if got := o.InG2("A", 3); !slices.Equal(got, c.keepA) {
 				t.Errorf("A's blocks in G2 %v; want %v", got, c.keepA)
 			}
 		})
@@ -157,8 +157,8 @@ func TestRule_rerankOnFinish(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.RerankOnFinish = c.rerank }))
-			o.allCompleted()
-			if got := o.inG2("A", 2); !slices.Equal(got, c.keepA) {
+			o.AllCompleted()
+			if got := o.InG2("A", 2); !slices.Equal(got, c.keepA) {
 				t.Errorf("A's blocks in G2 %v; want %v", got, c.keepA)
 			}
 		})
@@ -183,16 +183,16 @@ func TestRule_storeTiming(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.StoreTiming = c.timing }))
-			o.allCompleted()
-			st := o.events("store", "A")
+			o.AllCompleted()
+			st := o.Events("store", "A")
 			if len(st) == 0 {
 				t.Fatal("A prepared no store")
 			}
-			want := []identity.ID{o.key("A", 0), o.key("A", 1)}
+			want := []identity.ID{o.Key("A", 0), o.Key("A", 1)}
 			if st[0].At != c.prepared || !slices.Equal(st[0].Keys, want) {
 				t.Errorf("first store prepared at %v with %v; want at %v with %v", st[0].At, st[0].Keys, c.prepared, want)
 			}
-			if sub := o.events("submit", "A"); len(sub) == 0 || sub[0].At != c.submit {
+			if sub := o.Events("submit", "A"); len(sub) == 0 || sub[0].At != c.submit {
 				t.Errorf("first store submitted %+v; want at %v", sub, c.submit)
 			}
 		})
@@ -215,8 +215,8 @@ func TestRule_storeScope(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.StoreScope = c.scope }))
-			o.allCompleted()
-			if got := o.inG2("A", 3); !slices.Equal(got, c.want) {
+			o.AllCompleted()
+			if got := o.InG2("A", 3); !slices.Equal(got, c.want) {
 				t.Errorf("A's blocks 0-2 in G2 %v; want %v", got, c.want)
 			}
 		})
@@ -239,8 +239,8 @@ func TestRule_storeAtFinish(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.StoreAtFinish = c.finish }))
-			o.allCompleted()
-			if got := o.inG2("A", 2); !slices.Equal(got, c.want) {
+			o.AllCompleted()
+			if got := o.InG2("A", 2); !slices.Equal(got, c.want) {
 				t.Errorf("A's blocks in G2 %v; want %v", got, c.want)
 			}
 		})
@@ -269,8 +269,8 @@ func TestRule_storeAdmission(t *testing.T) {
 			w := w
 			w.Connector = c.profile
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.RoomLimited = c.roomLimited }))
-			o.allCompleted()
-			if got := o.inG2("A", 3); !slices.Equal(got, c.want) {
+			o.AllCompleted()
+			if got := o.InG2("A", 3); !slices.Equal(got, c.want) {
 				t.Errorf("A's blocks in G2 %v; want %v", got, c.want)
 			}
 		})
@@ -299,14 +299,14 @@ func TestRule_cursorAtAdmission(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.CursorRescan = c.rescan }))
-			o.allCompleted()
-			if r := o.rec("R"); r.FirstG1 != 4 || r.FirstHost != 4 {
+			o.AllCompleted()
+			if r := o.Rec("R"); r.FirstG1 != 4 || r.FirstHost != 4 {
 				t.Fatalf("R reused g1 %d host %d; want 4 and 4 (scenario broken)", r.FirstG1, r.FirstHost)
 			}
-			if got := o.g2State("A", 0) != g2.Absent; got != c.keepP0 {
+			if got := o.G2State("A", 0) != g2.Absent; got != c.keepP0 {
 				t.Errorf("p0 in G2 %v; want %v", got, c.keepP0)
 			}
-			if got := o.g2State("R", 2); got == g2.Absent {
+			if got := o.G2State("R", 2); got == g2.Absent {
 				t.Errorf("x2 not stored")
 			}
 		})
@@ -341,11 +341,11 @@ func TestRule_pendingHit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.PendingHitDefers = c.defers }))
-			o.allCompleted()
-			if lk := o.events("lookup", "R"); len(lk) == 0 || lk[0].Kind != c.firstLookup {
+			o.AllCompleted()
+			if lk := o.Events("lookup", "R"); len(lk) == 0 || lk[0].Kind != c.firstLookup {
 				t.Errorf("R's first lookup %+v; want %s", lk, c.firstLookup)
 			}
-			r := o.rec("R")
+			r := o.Rec("R")
 			if r.FirstAdmitMs != c.admit || r.FirstHost != c.host || r.FirstG1 != c.g1 {
 				t.Errorf("R admitted at %v with g1 %d host %d; want %v, %d, %d", r.FirstAdmitMs, r.FirstG1, r.FirstHost, c.admit, c.g1, c.host)
 			}
@@ -423,19 +423,19 @@ func TestRule_deferOnLoading(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.DeferOnLoading = c.rule }))
-			o.allCompleted()
-			if r := o.rec("R1"); r.FirstHost != 8 {
+			o.AllCompleted()
+			if r := o.Rec("R1"); r.FirstHost != 8 {
 				t.Fatalf("R1 restored %d; want 8 (scenario broken)", r.FirstHost)
 			}
-			if lk := o.events("lookup", "R2"); len(lk) == 0 || lk[0].Kind != c.r2Lookup {
+			if lk := o.Events("lookup", "R2"); len(lk) == 0 || lk[0].Kind != c.r2Lookup {
 				t.Errorf("R2's first lookup %+v; want %s", lk, c.r2Lookup)
 			}
-			r := o.rec("R2")
+			r := o.Rec("R2")
 			if r.FirstG1 != c.r2g1 || r.FirstHost != c.r2h {
 				t.Errorf("R2 g1 %d host %d; want %d, %d", r.FirstG1, r.FirstHost, c.r2g1, c.r2h)
 			}
 			loads := 0
-			for _, x := range o.events("submit", "") {
+			for _, x := range o.Events("submit", "") {
 				if x.Kind == "h2d" {
 					loads++
 				}
@@ -469,11 +469,11 @@ func TestRule_lookupPin(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.LookupPin = c.pin }))
-			o.allCompleted()
-			if lk := o.events("lookup", "R"); len(lk) == 0 || lk[0].Kind != "hit" {
+			o.AllCompleted()
+			if lk := o.Events("lookup", "R"); len(lk) == 0 || lk[0].Kind != "hit" {
 				t.Fatalf("R's first lookup %+v; want a hit (scenario broken)", lk)
 			}
-			if r := o.rec("R"); r.FirstHost != c.host {
+			if r := o.Rec("R"); r.FirstHost != c.host {
 				t.Errorf("R restored %d tokens; want %d", r.FirstHost, c.host)
 			}
 		})
@@ -502,9 +502,9 @@ func TestRule_lastBlockRule(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.LastBlockRule = c.rule }))
-			o.allCompleted()
+			o.AllCompleted()
 			var loads []event
-			for _, x := range o.events("submit", "R") {
+			for _, x := range o.Events("submit", "R") {
 				if x.Kind == "h2d" {
 					loads = append(loads, x)
 				}
@@ -512,7 +512,7 @@ func TestRule_lastBlockRule(t *testing.T) {
 			if len(loads) != 1 || len(loads[0].Keys) != c.loaded {
 				t.Fatalf("R's loads %+v; want one of %d blocks", loads, c.loaded)
 			}
-			r := o.rec("R")
+			r := o.Rec("R")
 			if r.FirstAdmitMs != c.admit || r.FirstHost != 4 || r.FirstG1 != 0 {
 				t.Errorf("R admitted at %v with g1 %d host %d; want %v, 0, 4", r.FirstAdmitMs, r.FirstG1, r.FirstHost, c.admit)
 			}
@@ -549,8 +549,8 @@ func TestRule_g1Sources(t *testing.T) {
 			w := w
 			w.Connector = c.profile
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.G1Sources = c.rule }))
-			o.allCompleted()
-			b := o.rec("B")
+			o.AllCompleted()
+			b := o.Rec("B")
 			if b.FirstAdmitMs != c.admit || b.FirstTokenMs != 24 {
 				t.Errorf("B admitted at %v, first token %v; want %v, 24", b.FirstAdmitMs, b.FirstTokenMs, c.admit)
 			}
@@ -581,13 +581,13 @@ func TestRule_preemptWait(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runWorld(t, w, rows, switched(c.name, func(r *connector.Rules) { r.PreemptWait = c.rule }))
-			o.allCompleted()
-			pre := o.events("preempt", "")
+			o.AllCompleted()
+			pre := o.Events("preempt", "")
 			if len(pre) == 0 || pre[0].Req != "R2" || pre[0].At != 6 {
 				t.Fatalf("preemptions %+v; want R2 at 6 first (scenario broken)", pre)
 			}
 			fenced := false
-			for _, f := range o.events("fence", "") {
+			for _, f := range o.Events("fence", "") {
 				if f.At == 202 {
 					fenced = true
 				}
@@ -595,7 +595,7 @@ func TestRule_preemptWait(t *testing.T) {
 			if fenced != c.fenced {
 				t.Errorf("fence until 202: %v; want %v", fenced, c.fenced)
 			}
-			if got := o.rec("R1").TerminalMs; got != c.r1End {
+			if got := o.Rec("R1").TerminalMs; got != c.r1End {
 				t.Errorf("R1 finished at %v; want %v", got, c.r1End)
 			}
 		})

@@ -18,11 +18,11 @@ func TestOrder_ArrivalAtPassEndWaitsForTheNextPass(t *testing.T) {
 		{ID: "R2", At: 2, Hash: []int{4, 5, 6}, In: 9, Out: 1},
 	}
 	o := runWorld(t, w, rows, nil)
-	o.allCompleted()
-	if got := o.rec("R2").FirstAdmitMs; got != 3 {
+	o.AllCompleted()
+	if got := o.Rec("R2").FirstAdmitMs; got != 3 {
 		t.Errorf("R2 admitted at %v; want 3", got)
 	}
-	if got := o.rec("R2").ArrivalMs; got != 2 {
+	if got := o.Rec("R2").ArrivalMs; got != 2 {
 		t.Errorf("R2 arrival %v; want 2", got)
 	}
 }
@@ -39,8 +39,8 @@ func TestOrder_NewTurnAtPassEndWaitsForTheNextPass(t *testing.T) {
 		{ID: "t1", Session: "s", Later: true, Hash: []int{3}, In: 4, Out: 1},
 	}
 	o := runWorld(t, w, rows, nil)
-	o.allCompleted()
-	t0, t1 := o.rec("t0"), o.rec("t1")
+	o.AllCompleted()
+	t0, t1 := o.Rec("t0"), o.Rec("t1")
 	if t0.TerminalMs != 2 || t1.ArrivalMs != 2 {
 		t.Fatalf("t0 ends at %v, t1 ready at %v; want 2, 2", t0.TerminalMs, t1.ArrivalMs)
 	}
@@ -60,10 +60,10 @@ func TestOrder_IdleRankStartsAtOnce(t *testing.T) {
 		{ID: "R3", At: 50, Hash: []int{7}, In: 4, Out: 1},
 	}
 	o := runWorld(t, w, rows, nil)
-	if got := o.rec("R2").FirstAdmitMs; got != 2 {
+	if got := o.Rec("R2").FirstAdmitMs; got != 2 {
 		t.Errorf("R2 admitted at %v; want 2", got)
 	}
-	if got := o.rec("R3").FirstAdmitMs; got != 50 {
+	if got := o.Rec("R3").FirstAdmitMs; got != 50 {
 		t.Errorf("R3 admitted at %v; want 50", got)
 	}
 }
@@ -81,7 +81,7 @@ func TestOrder_SameInstantArrivalsInSessionOrder(t *testing.T) {
 	t.Run("placement", func(t *testing.T) {
 		o := runWorld(t, world{G1: 16, Replicas: 3}, rows, nil)
 		for i, id := range []string{"zb", "ya", "xc"} {
-			if got := o.rec(id).PrefillWorker; got != i {
+			if got := o.Rec(id).PrefillWorker; got != i {
 				t.Errorf("%s on worker %d; want %d", id, got, i)
 			}
 		}
@@ -90,7 +90,7 @@ func TestOrder_SameInstantArrivalsInSessionOrder(t *testing.T) {
 		o := runWorld(t, world{G1: 16, MaxSeq: 1}, rows, nil)
 		for i, id := range []string{"zb", "ya", "xc"} {
 			// Arrivals are normalised to start at 0; each prefill takes 2 ms.
-			if got, want := o.rec(id).FirstAdmitMs, 2*float64(i); got != want {
+			if got, want := o.Rec(id).FirstAdmitMs, 2*float64(i); got != want {
 				t.Errorf("%s admitted at %v; want %v", id, got, want)
 			}
 		}
@@ -111,22 +111,22 @@ func TestOrder_H2DSubmittedAtPassEnd(t *testing.T) {
 			{ID: "other", At: 300, Hash: []int{21, 22, 23}, In: 9, Out: 1},
 		}
 		o := runWorld(t, w, rows, nil)
-		o.allCompleted()
-		if st := o.transfers("h2d", "seed"); len(st) != 0 {
+		o.AllCompleted()
+		if st := o.Transfers("h2d", "seed"); len(st) != 0 {
 			t.Errorf("seed loaded %+v", st)
 		}
-		if d := o.transfers("d2h", "seed"); len(d) != 1 || d[0].Start != 2 || d[0].Deadline != 4 {
+		if d := o.Transfers("d2h", "seed"); len(d) != 1 || d[0].Start != 2 || d[0].Deadline != 4 {
 			t.Errorf("seed's store %+v; want D2H [2,4]", d)
 		}
-		ld := o.transfers("h2d", "restore")
+		ld := o.Transfers("h2d", "restore")
 		if len(ld) != 1 || ld[0].At != 200 || ld[0].Start != 200 || ld[0].Deadline != 202 {
 			t.Fatalf("restore's loads %+v; want one H2D submitted at 200, [200,202]", ld)
 		}
-		r := o.rec("restore")
+		r := o.Rec("restore")
 		if r.FirstAdmitMs != 202 || r.FirstTokenMs-r.ArrivalMs != 4 || r.FirstHost != 8 || r.FirstG1 != 0 {
 			t.Errorf("restore admitted %v, ttft %v, host %d, g1 %d; want 202, 4, 8, 0", r.FirstAdmitMs, r.FirstTokenMs-r.ArrivalMs, r.FirstHost, r.FirstG1)
 		}
-		if got := o.e.CommittedPrefill; got != 28 {
+		if got := o.E.CommittedPrefill; got != 28 {
 			t.Errorf("committed prefill %d; want 28", got)
 		}
 	})
@@ -142,16 +142,16 @@ func TestOrder_H2DSubmittedAtPassEnd(t *testing.T) {
 			{ID: "R", At: 203, Hash: []int{1, 2, 3}, In: 9, Out: 1},
 		}
 		o := runWorld(t, w, rows, nil)
-		o.allCompleted()
-		lk := o.events("lookup", "R")
+		o.AllCompleted()
+		lk := o.Events("lookup", "R")
 		if len(lk) == 0 || lk[0].At != 204 || lk[0].Kind != "hit" {
 			t.Fatalf("R's lookups %+v; want a hit at 204", lk)
 		}
-		ld := o.transfers("h2d", "R")
+		ld := o.Transfers("h2d", "R")
 		if len(ld) != 1 || ld[0].At != 205 || ld[0].Start != 205 || ld[0].Deadline != 207 {
 			t.Fatalf("R's loads %+v; want one H2D submitted at 205, [205,207]", ld)
 		}
-		if r := o.rec("R"); r.FirstAdmitMs != 207 || r.FirstHost != 8 {
+		if r := o.Rec("R"); r.FirstAdmitMs != 207 || r.FirstHost != 8 {
 			t.Errorf("R admitted at %v with %d host tokens; want 207, 8", r.FirstAdmitMs, r.FirstHost)
 		}
 	})
@@ -169,11 +169,11 @@ func TestOrder_NoopPassIsNotRepeated(t *testing.T) {
 		{ID: "B", At: 5, Hash: []int{4, 5, 6}, In: 9, Out: 1},
 	}
 	o := runWorld(t, w, rows, nil)
-	o.allCompleted()
-	if got := o.e.Passes; got != 3 {
+	o.AllCompleted()
+	if got := o.E.Passes; got != 3 {
 		t.Errorf("%d passes; want 3", got)
 	}
-	if got := o.rec("B").FirstAdmitMs; got != 22 {
+	if got := o.Rec("B").FirstAdmitMs; got != 22 {
 		t.Errorf("B admitted at %v; want 22", got)
 	}
 }
@@ -191,8 +191,8 @@ func TestOrder_SameInstantCompletionsStoresBeforeLoads(t *testing.T) {
 		{ID: "R", At: 200, Hash: []int{1, 2, 3}, In: 9, Out: 1},
 	}
 	o := runWorld(t, w, rows, nil)
-	o.allCompleted()
-	st, ld := o.transfers("d2h", "W"), o.transfers("h2d", "R")
+	o.AllCompleted()
+	st, ld := o.Transfers("d2h", "W"), o.Transfers("h2d", "R")
 	if len(st) != 1 || len(ld) != 1 || st[0].Deadline != 204 || ld[0].Deadline != 204 {
 		t.Fatalf("W's stores %+v, R's loads %+v; want one each ending at 204", st, ld)
 	}
@@ -200,7 +200,7 @@ func TestOrder_SameInstantCompletionsStoresBeforeLoads(t *testing.T) {
 		t.Fatalf("load #%d not created before store #%d (scenario broken)", ld[0].ID, st[0].ID)
 	}
 	var order []string
-	for _, x := range o.events("complete", "") {
+	for _, x := range o.Events("complete", "") {
 		if x.At == 204 {
 			order = append(order, x.Kind)
 		}

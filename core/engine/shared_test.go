@@ -44,25 +44,25 @@ func TestSharedPool_FairShareThroughTheEngine(t *testing.T) {
 				rows = append(rows, row{ID: ids[i], At: 0, Hash: h, In: 4*n + 1, Out: 1})
 			}
 			o := runWorld(t, w, rows, nil)
-			o.allCompleted()
+			o.AllCompleted()
 			for i := range c.blocks {
 				id := ids[i]
-				if r := o.rec(id); r.Routing[0].DPRank != i {
+				if r := o.Rec(id); r.Routing[0].DPRank != i {
 					t.Fatalf("%s on DP rank %d; want %d", id, r.Routing[0].DPRank, i)
 				}
-				sub := o.transfers("d2h", id)
+				sub := o.Transfers("d2h", id)
 				if len(sub) != 1 || sub[0].At != 2 || len(sub[0].Keys) != c.blocks[i] {
 					t.Fatalf("%s's stores %+v; want one of %d blocks submitted at 2", id, sub, c.blocks[i])
 				}
 				var done []float64
-				for _, x := range o.events("complete", id) {
+				for _, x := range o.Events("complete", id) {
 					done = append(done, x.At)
 				}
 				if len(done) != 1 || math.Abs(done[0]-c.want[i]) > 1e-9 {
 					t.Errorf("%s's store completed at %v; want %v", id, done, c.want[i])
 				}
 			}
-			if d := o.e.SharedDomains(); len(d) != 1 || d[0].Tier.NumResident() != sum(c.blocks) {
+			if d := o.E.SharedDomains(); len(d) != 1 || d[0].Tier.NumResident() != sum(c.blocks) {
 				t.Errorf("shared domains %d, resident %d; want 1, %d", len(d), d[0].Tier.NumResident(), sum(c.blocks))
 			}
 		})

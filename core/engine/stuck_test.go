@@ -20,7 +20,7 @@ func TestPreemptedRequestLargerThanG1(t *testing.T) {
 	}
 	o := runWorld(t, w, rows, nil)
 	var stuck []string
-	for id, r := range o.recs {
+	for id, r := range o.Recs {
 		if r.Status == "" {
 			stuck = append(stuck, id)
 		}
