@@ -1,9 +1,6 @@
 package config
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/kvsim/kvsim/core/internal/diag"
 
 // An Error is a rejected configuration: where the offending text is, which
 // field it concerns and why it was rejected.
@@ -24,21 +21,7 @@ type Error struct {
 // Error renders "file:line:col: path: msg", leaving out the parts that are
 // not known.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Col))
-	}
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return diag.Format(e.File, e.Line, e.Col, e.Path, e.Msg)
 }
 
 // bailout carries the first error out of the decoder. Decoding stops at

@@ -1,9 +1,6 @@
 package trace
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/kvsim/kvsim/core/internal/diag"
 
 // An Error is a trace problem with its position, rendered as
 // "file:line:col: field: msg" so editors can jump to it.
@@ -23,19 +20,5 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Col))
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return diag.Format(e.File, e.Line, e.Col, e.Field, e.Msg)
 }
