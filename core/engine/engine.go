@@ -114,7 +114,7 @@ type Engine struct {
 	reqs     []request.Request
 	Records  []report.Request
 	sessions []session
-	arrivals arrivalHeap
+	arrivals minHeap[arrival]
 	driver   *load.Driver
 	place    *placement.Aggregated
 	cutoff   float64
@@ -135,7 +135,7 @@ type Engine struct {
 	decodeBase   int                  // index of the first decode worker
 	reqsD        []request.Request    // decode-side request per request index
 	pending      [][]*request.Request // per rank: destinations awaiting a reservation
-	handoffs     handoffHeap          // KV transfers in flight
+	handoffs     minHeap[handoff]     // KV transfers in flight
 	handoffSeq   int64
 	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
@@ -853,11 +853,8 @@ type arrival struct {
 	turn    int32
 }
 
-// arrivalHeap is a min-heap of ready turns ordered by time, then session
-// index, then turn (replay-model.md §3: same-instant turns go in file
-// order). It is typed, not container/heap, so pushes allocate nothing.
-type arrivalHeap []arrival
-
+// arrivals are ordered by time, then session index, then turn
+// (replay-model.md §3: same-instant turns go in file order).
 func (a arrival) before(b arrival) bool {
 	if a.at != b.at {
 		return a.at < b.at
@@ -866,43 +863,6 @@ func (a arrival) before(b arrival) bool {
 		return a.session < b.session
 	}
 	return a.turn < b.turn
-}
-
-func (h *arrivalHeap) push(x arrival) {
-	*h = append(*h, x)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !a[i].before(a[p]) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *arrivalHeap) pop() arrival {
-	a := *h
-	top := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && a[l].before(a[m]) {
-			m = l
-		}
-		if l+1 < n && a[l+1].before(a[m]) {
-			m = l + 1
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return top
 }
 
 // Dispatched is the number of requests dispatched so far.

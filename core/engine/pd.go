@@ -24,45 +24,9 @@ type handoff struct {
 	hit int // blocks reused on the decode rank
 }
 
-// handoffHeap orders KV transfers by completion, then start order.
-type handoffHeap []handoff
-
-func (h *handoffHeap) push(x handoff) {
-	*h = append(*h, x)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[p].at < a[i].at || (a[p].at == a[i].at && a[p].seq < a[i].seq) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *handoffHeap) pop() handoff {
-	a := *h
-	top := a[0]
-	n := len(a) - 1
-	a[0] = a[n]
-	a = a[:n]
-	less := func(i, j int) bool { return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].seq < a[j].seq) }
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && less(l, m) {
-			m = l
-		}
-		if l+1 < n && less(l+1, m) {
-			m = l + 1
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
-	return top
+// KV transfers are ordered by completion, then start order.
+func (a handoff) before(b handoff) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
 // sourceHeld handles a prefill that completed at t: the decode side is
