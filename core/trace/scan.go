@@ -415,35 +415,33 @@ func (s *scanner) floatField(field string) (float64, *Error) {
 	return f, nil
 }
 
-func (s *scanner) hashIDs(field string) ([]uint64, *Error) {
+// array scans a JSON array whose first byte is at s.pos. elem is called
+// once per element, with s.pos on its first byte; it reports ok=false,
+// consuming nothing, when that byte cannot start the wanted kind, and array
+// then names the problem: a trailing comma when the byte is the closing ']'
+// after an element, otherwise a type error at field[i] wanting wantElem.
+func (s *scanner) array(field, wantArray, wantElem string, elem func(i int) (ok bool, err *Error)) *Error {
 	if s.line[s.pos] != '[' {
-		return nil, s.typeError(field, "an array of non-negative integers or null")
+		return s.typeError(field, wantArray)
 	}
 	s.pos++
-	ids := s.hashBuf[:0]
-	defer func() { s.hashBuf = ids[:0] }()
 	s.ws()
 	if s.pos < len(s.line) && s.line[s.pos] == ']' {
 		s.pos++
-		return ids, nil
+		return nil
 	}
-	for {
+	for i := 0; ; i++ {
 		s.ws()
-		start := s.pos
-		v, kind, ovf, err := s.number()
+		ok, err := elem(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if kind == numTypeError {
-			if s.pos < len(s.line) && s.line[s.pos] == ']' && len(ids) > 0 {
-				return nil, s.syntax(s.pos, "trailing comma before ']'")
+		if !ok {
+			if s.pos < len(s.line) && s.line[s.pos] == ']' && i > 0 {
+				return s.syntax(s.pos, "trailing comma before ']'")
 			}
-			return nil, s.elemTypeError(field, len(ids), "a non-negative integer")
+			return s.elemTypeError(field, i, wantElem)
 		}
-		if err := s.uintCheck(field, len(ids), start, v, kind, ovf, math.MaxUint64); err != nil {
-			return nil, err
-		}
-		ids = append(ids, v)
 		s.ws()
 		if s.pos < len(s.line) {
 			switch s.line[s.pos] {
@@ -452,55 +450,60 @@ func (s *scanner) hashIDs(field string) ([]uint64, *Error) {
 				continue
 			case ']':
 				s.pos++
-				return ids, nil
+				return nil
 			}
 		}
-		return nil, s.expected("',' or ']'")
+		return s.expected("',' or ']'")
 	}
 }
 
-func (s *scanner) tokenIDs(field string) ([]uint32, *Error) {
-	if s.line[s.pos] != '[' {
-		return nil, s.typeError(field, "an array of token ids or null")
+// uintElem scans element i of an array of integers in [0, max]; ok is
+// false when the element is not a number at all.
+func (s *scanner) uintElem(field string, i int, max uint64) (v uint64, ok bool, err *Error) {
+	start := s.pos
+	v, kind, ovf, err := s.number()
+	if err != nil {
+		return 0, true, err
 	}
-	s.pos++
+	if kind == numTypeError {
+		return 0, false, nil
+	}
+	if err := s.uintCheck(field, i, start, v, kind, ovf, max); err != nil {
+		return 0, true, err
+	}
+	return v, true, nil
+}
+
+func (s *scanner) hashIDs(field string) ([]uint64, *Error) {
+	ids := s.hashBuf[:0]
+	defer func() { s.hashBuf = ids[:0] }()
+	err := s.array(field, "an array of non-negative integers or null", "a non-negative integer", func(i int) (bool, *Error) {
+		v, ok, err := s.uintElem(field, i, math.MaxUint64)
+		if ok && err == nil {
+			ids = append(ids, v)
+		}
+		return ok, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func (s *scanner) tokenIDs(field string) ([]uint32, *Error) {
 	ids := s.outBuf[:0]
 	defer func() { s.outBuf = ids[:0] }()
-	s.ws()
-	if s.pos < len(s.line) && s.line[s.pos] == ']' {
-		s.pos++
-		return ids, nil
+	err := s.array(field, "an array of token ids or null", "a token id (0 to 4294967295)", func(i int) (bool, *Error) {
+		v, ok, err := s.uintElem(field, i, math.MaxUint32)
+		if ok && err == nil {
+			ids = append(ids, uint32(v))
+		}
+		return ok, err
+	})
+	if err != nil {
+		return nil, err
 	}
-	for {
-		s.ws()
-		start := s.pos
-		v, kind, ovf, err := s.number()
-		if err != nil {
-			return nil, err
-		}
-		if kind == numTypeError {
-			if s.pos < len(s.line) && s.line[s.pos] == ']' && len(ids) > 0 {
-				return nil, s.syntax(s.pos, "trailing comma before ']'")
-			}
-			return nil, s.elemTypeError(field, len(ids), "a token id (0 to 4294967295)")
-		}
-		if err := s.uintCheck(field, len(ids), start, v, kind, ovf, math.MaxUint32); err != nil {
-			return nil, err
-		}
-		ids = append(ids, uint32(v))
-		s.ws()
-		if s.pos < len(s.line) {
-			switch s.line[s.pos] {
-			case ',':
-				s.pos++
-				continue
-			case ']':
-				s.pos++
-				return ids, nil
-			}
-		}
-		return nil, s.expected("',' or ']'")
-	}
+	return ids, nil
 }
 
 // waitFor parses an array of request id strings. The ids are copied out
@@ -508,44 +511,24 @@ func (s *scanner) tokenIDs(field string) ([]uint32, *Error) {
 // their checks (empty, self, duplicate, unknown) are semantic and happen
 // later.
 func (s *scanner) waitFor(field string) ([]waitRef, *Error) {
-	if s.line[s.pos] != '[' {
-		return nil, s.typeError(field, "an array of request id strings or null")
-	}
-	s.pos++
 	refs := s.waitBuf[:0]
 	defer func() { s.waitBuf = refs[:0] }()
-	s.ws()
-	if s.pos < len(s.line) && s.line[s.pos] == ']' {
-		s.pos++
-		return refs, nil
-	}
-	for {
-		s.ws()
+	err := s.array(field, "an array of request id strings or null", "a request id string", func(int) (bool, *Error) {
 		if s.pos >= len(s.line) || s.line[s.pos] != '"' {
-			if s.pos < len(s.line) && s.line[s.pos] == ']' && len(refs) > 0 {
-				return nil, s.syntax(s.pos, "trailing comma before ']'")
-			}
-			return nil, s.elemTypeError(field, len(refs), "a request id string")
+			return false, nil
 		}
 		col := s.pos + 1
 		id, err := s.str(&s.idBuf, true)
 		if err != nil {
-			return nil, err
+			return true, err
 		}
 		refs = append(refs, waitRef{id: string(id), col: col})
-		s.ws()
-		if s.pos < len(s.line) {
-			switch s.line[s.pos] {
-			case ',':
-				s.pos++
-				continue
-			case ']':
-				s.pos++
-				return refs, nil
-			}
-		}
-		return nil, s.expected("',' or ']'")
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return refs, nil
 }
 
 func elemField(field string, i int) string {
