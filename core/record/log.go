@@ -71,16 +71,15 @@ type g1State struct {
 	code         []uint8
 	block, owner []int32
 	since        []int32
-	prev, next   []int32
-	head, tail   int32
+	links        // the eviction queue, over slots
 	idle         int
 }
 
 func newG1State(capacity int) *g1State {
 	s := &g1State{code: make([]uint8, capacity), block: make([]int32, capacity), owner: make([]int32, capacity),
-		since: make([]int32, capacity), prev: make([]int32, capacity), next: make([]int32, capacity), head: -1, tail: -1}
+		since: make([]int32, capacity), links: newLinks(capacity)}
 	for i := range s.block {
-		s.block[i], s.owner[i], s.prev[i], s.next[i] = -1, -1, -1, -1
+		s.block[i], s.owner[i] = -1, -1
 	}
 	return s
 }
@@ -108,10 +107,8 @@ func (s *g1State) restore(c *g1Compact) {
 	copy(s.block, c.block)
 	copy(s.owner, c.owner)
 	copy(s.since, c.since)
-	for i := range s.prev {
-		s.prev[i], s.next[i] = -1, -1
-	}
-	s.head, s.tail, s.idle = -1, -1, 0
+	s.links.reset()
+	s.idle = 0
 	for _, q := range c.queue {
 		s.push(q)
 	}
@@ -123,8 +120,7 @@ func (s *g1State) clone() *g1State {
 	c.block = slices.Clone(s.block)
 	c.owner = slices.Clone(s.owner)
 	c.since = slices.Clone(s.since)
-	c.prev = slices.Clone(s.prev)
-	c.next = slices.Clone(s.next)
+	c.links = s.links.clone()
 	return &c
 }
 
@@ -144,29 +140,12 @@ func (s *g1State) apply(d g1Delta, pass int32) {
 }
 
 func (s *g1State) push(slot int32) {
-	s.prev[slot], s.next[slot] = s.tail, -1
-	if s.tail >= 0 {
-		s.next[s.tail] = slot
-	} else {
-		s.head = slot
-	}
-	s.tail = slot
+	s.links.pushBack(slot)
 	s.idle++
 }
 
 func (s *g1State) unlink(slot int32) {
-	p, n := s.prev[slot], s.next[slot]
-	if p >= 0 {
-		s.next[p] = n
-	} else {
-		s.head = n
-	}
-	if n >= 0 {
-		s.prev[n] = p
-	} else {
-		s.tail = p
-	}
-	s.prev[slot], s.next[slot] = -1, -1
+	s.links.unlink(slot)
 	s.idle--
 }
 
@@ -265,26 +244,24 @@ func (x *blockIndex) clone() blockIndex {
 
 // g2State is a G2 domain rebuilt from the log.
 type g2State struct {
-	byBlock    blockIndex
-	blocks     []int32
-	state      []uint8 // opPending, opResident or opPinned
-	prev, next []int32
-	inList     []bool
-	added      []int64 // creation order, for listing entries outside the list
-	nextAdd    int64
-	freeEnt    []int32
-	head, tail int32
+	byBlock blockIndex
+	blocks  []int32
+	state   []uint8 // opPending, opResident or opPinned
+	links           // the eviction list, over entries
+	inList  []bool
+	added   []int64 // creation order, for listing entries outside the list
+	nextAdd int64
+	freeEnt []int32
 }
 
-func newG2State() *g2State { return &g2State{head: -1, tail: -1} }
+func newG2State() *g2State { return &g2State{links: newLinks(0)} }
 
 func (s *g2State) clone() *g2State {
 	c := *s
 	c.byBlock = s.byBlock.clone()
 	c.blocks = slices.Clone(s.blocks)
 	c.state = slices.Clone(s.state)
-	c.prev = slices.Clone(s.prev)
-	c.next = slices.Clone(s.next)
+	c.links = s.links.clone()
 	c.inList = slices.Clone(s.inList)
 	c.added = slices.Clone(s.added)
 	c.freeEnt = slices.Clone(s.freeEnt)
@@ -305,8 +282,7 @@ func (s *g2State) entry(block int32) int32 {
 		e = int32(len(s.blocks))
 		s.blocks = append(s.blocks, block)
 		s.state = append(s.state, opPending)
-		s.prev = append(s.prev, -1)
-		s.next = append(s.next, -1)
+		s.links.grow()
 		s.inList = append(s.inList, false)
 		s.added = append(s.added, s.nextAdd)
 	}
@@ -341,28 +317,13 @@ func (s *g2State) apply(o g2Op) {
 }
 
 func (s *g2State) push(e int32) {
-	s.prev[e], s.next[e], s.inList[e] = s.tail, -1, true
-	if s.tail >= 0 {
-		s.next[s.tail] = e
-	} else {
-		s.head = e
-	}
-	s.tail = e
+	s.links.pushBack(e)
+	s.inList[e] = true
 }
 
 func (s *g2State) unlink(e int32) {
-	p, n := s.prev[e], s.next[e]
-	if p >= 0 {
-		s.next[p] = n
-	} else {
-		s.head = n
-	}
-	if n >= 0 {
-		s.prev[n] = p
-	} else {
-		s.tail = p
-	}
-	s.prev[e], s.next[e], s.inList[e] = -1, -1, false
+	s.links.unlink(e)
+	s.inList[e] = false
 }
 
 // entries renders the domain: listed entries in eviction order, then the
