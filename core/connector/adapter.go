@@ -290,12 +290,27 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		if h.RetryEnd == end && h.RetryVersion == tier.Version() {
 			return // the same store against the same tier retries again
 		}
+		if start == h.RetryStart && end >= h.RetryScanEnd && h.RetryScanEnd > start {
+			// A superset of the keys last scanned retries while a lower
+			// bound of its demand exceeds the room (g2.Tier.LastScan).
+			demand := h.RetryDemand - int(tier.Blockings()-h.RetryBlockings)
+			if tier.Lookup(h.RetryAbsent) == g2.Absent {
+				demand = max(demand, 1)
+			}
+			if demand > tier.Room() {
+				h.RetryEnd, h.RetryVersion = end, tier.Version()
+				return
+			}
+		}
 		var res g2.StoreResult
+		blockings := tier.Blockings()
 		keys, res = tier.PrepareProtected(ids[start:end], a.scratch[:0])
 		a.scratch = keys[:0]
 		switch res {
 		case g2.Retry:
 			h.RetryEnd, h.RetryVersion = end, tier.Version()
+			h.RetryStart, h.RetryScanEnd, h.RetryBlockings = start, end, blockings
+			h.RetryDemand, h.RetryAbsent = tier.LastScan()
 			return
 		case g2.AlreadyPresent:
 			a.moveCursor(r, end, now)
@@ -322,10 +337,9 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		}
 		tier.PrepareUnprotected(keys)
 	}
-	t := a.dom.reg.newTransfer()
-	*t = Transfer{Kind: Store, Owner: a, Req: r, Keys: a.dom.reg.idList(len(keys)),
-		Bytes: int64(len(keys)) * a.blockBytes, AtFinish: atFinish, PreparedAt: now,
-		Indices: a.dom.reg.i32List(len(keys)), Slots: a.dom.reg.i32List(len(keys))}
+	t := a.dom.reg.newStore(len(keys))
+	t.Owner, t.Req = a, r
+	t.Bytes, t.AtFinish, t.PreparedAt = int64(len(keys))*a.blockBytes, atFinish, now
 	copy(t.Keys, keys)
 	// Find each stored key's block and G1 copy (keys are in block order).
 	k := 0
@@ -552,6 +566,7 @@ func (a *Adapter) deliver(t *Transfer) {
 				a.pool.ClearDep(s, t.ID)
 			}
 		}
+		a.dom.reg.retire(t)
 	case Load:
 		for i, s := range t.Slots {
 			a.pool.Finalize(s, t.Keys[i])

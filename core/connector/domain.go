@@ -54,12 +54,19 @@ type Transfer struct {
 func (t *Transfer) InFlight() bool { return t != nil && !t.delivered }
 
 // Registry numbers transfers across a whole run, so IDs are unique over
-// every rank and domain. It also owns the slabs transfers and their lists
-// are cut from: a run keeps every transfer record, so carving them from
-// large chunks instead of allocating each keeps the collector's work and
-// the allocation count flat.
+// every rank and domain, and owns the memory transfers are cut from. A store
+// transfer is retired once its owner rank has seen it complete: nothing reads
+// it after that (a G1 slot's dep, a request's LatestStore and a fair-share
+// job only ask whether an ID is still in flight, and Get answers nil for a
+// retired one, which InFlight reads as "no"). Retired records and their
+// lists are reused by later stores, so a run's transfer memory is bounded by
+// the copies in flight instead of growing with every store (issue 3's
+// benchmark: 38 MB of records per §E run before). Loads are not retired:
+// their key and slot lists are shared with the request's Load, which
+// outlives the copy.
 type Registry struct {
 	byID []*Transfer
+	free []*Transfer
 	trs  []Transfer
 	ids  []identity.ID
 	i32  []int32
@@ -74,6 +81,31 @@ func (r *Registry) newTransfer() *Transfer {
 	t := &r.trs[0]
 	r.trs = r.trs[1:]
 	return t
+}
+
+// newStore returns a store record with every field zero except Keys (length
+// n) and Indices and Slots (empty, capacity n), reusing a retired record.
+func (r *Registry) newStore(n int) *Transfer {
+	var t *Transfer
+	if k := len(r.free); k > 0 {
+		t = r.free[k-1]
+		r.free = r.free[:k-1]
+	} else {
+		t = r.newTransfer()
+	}
+	keys, idx, slots := t.Keys[:0], t.Indices[:0], t.Slots[:0]
+	if cap(keys) < n {
+		keys, idx, slots = r.idList(n)[:0], r.i32List(n), r.i32List(n)
+	}
+	*t = Transfer{Kind: Store, Keys: keys[:n], Indices: idx, Slots: slots}
+	return t
+}
+
+// retire gives a delivered store's record back for reuse.
+func (r *Registry) retire(t *Transfer) {
+	r.byID[t.ID] = nil
+	t.Owner, t.Req = nil, nil
+	r.free = append(r.free, t)
 }
 
 // idList returns a slice of n identities with capacity n.

@@ -92,8 +92,14 @@ type Tier struct {
 	nEvict   int // resident, unpinned entries
 	version  uint64
 	addSeq   uint64
-	obs      Observer
-	scratch  []int32
+	// blockings counts the changes that take an entry out of the
+	// evictable-or-absent set: an entry created pending, a resident entry's
+	// first pin (see Demand).
+	blockings uint64
+	demand    int
+	absent    identity.ID
+	obs       Observer
+	scratch   []int32
 	// Evictions counts entries evicted to make room.
 	Evictions int64
 }
@@ -127,7 +133,7 @@ func (t *Tier) NumResident() int { return t.resident }
 func (t *Tier) NumFree() int { return t.capacity - t.n }
 
 func (t *Tier) find(id identity.ID) int32 {
-	if int(id) < len(t.index) {
+	if uint(id) < uint(len(t.index)) { // identity.None is absent too
 		return t.index[id]
 	}
 	return nilEntry
@@ -208,42 +214,42 @@ const (
 // evicting, in policy order, resident unpinned entries that are not among
 // keys. The missing keys are appended to missing in key order.
 func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]identity.ID, StoreResult) {
+	// One pass finds the missing keys and counts the protected evictable
+	// ones: under a small tier most calls end in Retry, which needs only
+	// the two counts, and a stuck store repeats this every pass.
 	start := len(missing)
+	protected := 0
+	t.absent = identity.None
 	for _, id := range keys {
-		if t.find(id) == nilEntry {
+		if e := t.find(id); e == nilEntry {
 			missing = append(missing, id)
+			t.absent = id
+		} else if t.evictable(e) {
+			protected++
 		}
 	}
 	need := len(missing) - start
+	t.demand = need + protected
 	if need == 0 {
 		return missing, AlreadyPresent
 	}
-	victims := need - t.NumFree()
-	if victims > 0 {
+	// need - NumFree victims must come from the evictable entries outside
+	// keys; equivalently the demand must fit in Room.
+	if t.demand > t.Room() {
+		return missing[:start], Retry
+	}
+	if victims := need - t.NumFree(); victims > 0 {
 		t.epoch++
-		protected := 0
 		for _, id := range keys {
 			if e := t.find(id); e != nilEntry {
 				t.entries[e].mark = t.epoch
-				if t.evictable(e) {
-					protected++
-				}
 			}
-		}
-		// Count before walking: a full tier whose entries are mostly
-		// pending or pinned would otherwise be walked end to end by every
-		// store that has to retry.
-		if t.nEvict-protected < victims {
-			return missing[:start], Retry
 		}
 		t.scratch = t.scratch[:0]
 		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
 			if t.evictable(e) && t.entries[e].mark != t.epoch {
 				t.scratch = append(t.scratch, e)
 			}
-		}
-		if len(t.scratch) < victims {
-			return missing[:start], Retry
 		}
 		for _, e := range t.scratch {
 			t.evict(e)
@@ -254,6 +260,20 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	}
 	return missing, Prepared
 }
+
+// LastScan describes the last PrepareProtected call: its demand (the keys
+// that were absent or evictable) and the last of its keys that was absent
+// (identity.None when none was). That call retried exactly when the demand
+// exceeded Room. A caller about to retry a superset of those keys can bound
+// the new demand from below without scanning: only a blocking change
+// (Blockings) lowers a key set's demand, by one each, and a key still
+// absent keeps it at least one. While the bound exceeds Room, the answer is
+// Retry again.
+func (t *Tier) LastScan() (demand int, absent identity.ID) { return t.demand, t.absent }
+
+// Blockings counts the entries created pending plus the first pins of
+// resident entries, over the tier's life.
+func (t *Tier) Blockings() uint64 { return t.blockings }
 
 // Room returns how many new entries a room-limited store could create now:
 // free capacity plus every evictable entry.
@@ -280,6 +300,7 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 
 func (t *Tier) addPending(id identity.ID) {
 	t.version++
+	t.blockings++
 	var e int32
 	if k := len(t.freeEnt); k > 0 {
 		e = t.freeEnt[k-1]
@@ -386,6 +407,7 @@ func (t *Tier) Pin(keys []identity.ID) {
 			panic("g2: pinning a key that is not resident")
 		}
 		if t.entries[e].pins == 0 {
+			t.blockings++
 			t.nEvict--
 			if t.policy != Ranked && t.entries[e].inList {
 				t.unlink(e)

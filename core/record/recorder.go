@@ -251,7 +251,8 @@ func (r *rankRec) transfer(t *connector.Transfer) int32 {
 		if t.Kind == connector.Load {
 			kind = 1
 		}
-		r.rr.rec.trs[t.ID] = &trInfo{kind: kind, req: reqIndex(t.Req), blocks: ids32(t.Keys), indices: t.Indices}
+		// Indices are cloned: the connector reuses a delivered store's lists.
+		r.rr.rec.trs[t.ID] = &trInfo{kind: kind, req: reqIndex(t.Req), blocks: ids32(t.Keys), indices: slices.Clone(t.Indices)}
 	}
 	return t.ID
 }

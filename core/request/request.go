@@ -94,9 +94,17 @@ type Host struct {
 	FirstAdmissionSeen bool
 	// RetryVersion and RetryEnd remember a whole-range store that had to
 	// retry: while the tier's version and the range end are unchanged, the
-	// retry's answer is too.
-	RetryVersion uint64
-	RetryEnd     int
+	// retry's answer is too. The Retry* scan fields remember the last range
+	// actually scanned, [RetryStart, RetryScanEnd), its demand, one key of it
+	// that was absent and the tier's blocking count then
+	// (g2.Tier.LastScan explains the bound they give).
+	RetryVersion   uint64
+	RetryEnd       int
+	RetryStart     int
+	RetryScanEnd   int
+	RetryDemand    int
+	RetryAbsent    identity.ID
+	RetryBlockings uint64
 	// G3 staging: consecutive lookups that waited on a G3 promotion with no
 	// G3 progress in between (G3Rounds, against the adapter's epoch
 	// G3Epoch); G3Bypass stops G3 restores for the request after 1,024.
