@@ -274,15 +274,17 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 }
 
 func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
-	end := computed / a.bs
 	if a.StoreScope == PromptBlocks {
-		end = min(computed, r.PromptLen) / a.bs
+		computed = min(computed, r.PromptLen)
 	}
 	h := &r.Host
 	start := h.Cursor
-	if end <= start {
+	// Most calls (a decoding request, every pass) have no full block past
+	// the cursor; a multiply tells that sooner than the division.
+	if computed < (start+1)*a.bs {
 		return
 	}
+	end := computed / a.bs
 	ids := r.Seq.IDs
 	tier := a.dom.Tier
 	var keys []identity.ID

@@ -358,6 +358,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 				if dom == nil {
 					dom = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, nil, &e.reg)
 				}
+				dom.Tier.SizeIndex(e.blockEstimate)
 				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
 					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
 						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})

@@ -8,6 +8,7 @@ package g2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/core/identity"
 )
@@ -51,15 +52,15 @@ const (
 const nilEntry int32 = -1
 
 type entry struct {
-	id      identity.ID
-	pending bool
-	pins    int32
+	id   identity.ID
+	pins int32
 	// prev/next link the policy list. For CohortLRU and FreeQueue the list
 	// holds exactly the evictable entries; for Ranked it holds every entry.
 	prev, next int32
-	inList     bool
 	mark       uint32 // protection epoch of the store being admitted
-	added      uint64 // creation order
+	pending    bool
+	inList     bool
+	added      uint64 // creation order (fields ordered to pack in 32 bytes)
 }
 
 // Observer is told about every change of the tier (the per-pass record).
@@ -107,6 +108,14 @@ type Tier struct {
 // NewTier returns an empty tier of capacity entries.
 func NewTier(capacity int, policy Policy) *Tier {
 	return &Tier{capacity: capacity, policy: policy, head: nilEntry, tail: nilEntry}
+}
+
+// SizeIndex makes room in the identity index for about n identities, so a
+// run that knows its workload never regrows it.
+func (t *Tier) SizeIndex(n int) {
+	for len(t.index) < n {
+		t.index = append(t.index, nilEntry)
+	}
 }
 
 // SetObserver installs o (nil removes it).
@@ -183,6 +192,9 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 		return
 	}
 	n := len(ids)
+	if t.touchIsNoop(ids, reverse) {
+		return
+	}
 	for i := 0; i < n; i++ {
 		id := ids[i]
 		if reverse {
@@ -200,6 +212,30 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 	}
 }
 
+// touchIsNoop reports whether the listed keys among ids already end the
+// list in touch order, so touching them would leave it as it is. The
+// offloading_v0_24 profile touches a request's whole prompt after every
+// store and lookup, mostly in exactly this state.
+func (t *Tier) touchIsNoop(ids []identity.ID, reverse bool) bool {
+	n := len(ids)
+	at := t.tail
+	for i := n - 1; i >= 0; i-- { // the last touched key ends at the tail
+		id := ids[i]
+		if reverse {
+			id = ids[n-1-i]
+		}
+		e := t.find(id)
+		if e == nilEntry || !t.entries[e].inList {
+			continue
+		}
+		if e != at {
+			return false
+		}
+		at = t.entries[e].prev
+	}
+	return true
+}
+
 // StoreResult is the outcome of admitting a store (connectors.md §3.4).
 type StoreResult uint8
 
@@ -214,30 +250,38 @@ const (
 // evicting, in policy order, resident unpinned entries that are not among
 // keys. The missing keys are appended to missing in key order.
 func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]identity.ID, StoreResult) {
-	// One pass finds the missing keys and counts the protected evictable
-	// ones: under a small tier most calls end in Retry, which needs only
-	// the two counts, and a stuck store repeats this every pass.
+	// need − NumFree victims must come from the evictable entries outside
+	// keys: the store fits exactly when its demand (keys absent or
+	// evictable) fits in Room. Under a small tier most calls retry, and a
+	// stuck store repeats this every pass, so one pass finds the missing
+	// keys and the demand, last key first (the newest blocks are the likely
+	// absent ones), and stops as soon as the demand exceeds Room. A
+	// demand above Room implies a missing key (an all-present range's
+	// demand is at most NumEvictable), so stopping early cannot hide
+	// AlreadyPresent.
 	start := len(missing)
-	protected := 0
-	t.absent = identity.None
-	for _, id := range keys {
+	room := t.Room()
+	t.demand, t.absent = 0, identity.None
+	for i := len(keys) - 1; i >= 0; i-- {
+		id := keys[i]
 		if e := t.find(id); e == nilEntry {
 			missing = append(missing, id)
-			t.absent = id
+			if t.absent == identity.None {
+				t.absent = id
+			}
+			t.demand++
 		} else if t.evictable(e) {
-			protected++
+			t.demand++
+		}
+		if t.demand > room {
+			return missing[:start], Retry // demand is now a lower bound
 		}
 	}
 	need := len(missing) - start
-	t.demand = need + protected
 	if need == 0 {
 		return missing, AlreadyPresent
 	}
-	// need - NumFree victims must come from the evictable entries outside
-	// keys; equivalently the demand must fit in Room.
-	if t.demand > t.Room() {
-		return missing[:start], Retry
-	}
+	slices.Reverse(missing[start:])
 	if victims := need - t.NumFree(); victims > 0 {
 		t.epoch++
 		for _, id := range keys {
@@ -262,9 +306,9 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 }
 
 // LastScan describes the last PrepareProtected call: its demand (the keys
-// that were absent or evictable) and the last of its keys that was absent
-// (identity.None when none was). That call retried exactly when the demand
-// exceeded Room. A caller about to retry a superset of those keys can bound
+// that were absent or evictable; for a call that retried, the count that
+// already exceeded Room, a lower bound) and the last of its keys that was
+// absent (identity.None when none was seen). A caller about to retry a superset of those keys can bound
 // the new demand from below without scanning: only a blocking change
 // (Blockings) lowers a key set's demand, by one each, and a key still
 // absent keeps it at least one. While the bound exceeds Room, the answer is
@@ -346,6 +390,7 @@ func (t *Tier) evict(e int32) {
 // keeps the place they got at preparation.
 func (t *Tier) CompleteStore(keys []identity.ID) {
 	t.version++
+	t.scratch = t.scratch[:0]
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || !t.entries[e].pending {
@@ -354,33 +399,30 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		t.entries[e].pending = false
 		t.resident++
 		t.nEvict++
+		t.scratch = append(t.scratch, e)
 	}
-	t.enterCohort(keys)
+	t.enterCohort()
 	for _, id := range keys {
 		t.changed(id)
 	}
 }
 
-// enterCohort appends the keys that just became evictable.
-func (t *Tier) enterCohort(keys []identity.ID) {
+// enterCohort appends to the eviction order the entries in t.scratch (in
+// key order) that just became evictable.
+func (t *Tier) enterCohort() {
 	switch t.policy {
 	case Ranked:
 		return
 	case FreeQueue:
-		for _, id := range keys {
-			if e := t.find(id); e != nilEntry && t.evictable(e) && !t.entries[e].inList {
+		for _, e := range t.scratch {
+			if t.evictable(e) && !t.entries[e].inList {
 				t.pushTail(e)
 			}
 		}
 	case CohortLRU:
 		// One shared stamp: the cohort goes to the tail in identity order,
 		// the deterministic tie-break of connectors.md §4.1.
-		t.scratch = t.scratch[:0]
-		for _, id := range keys {
-			if e := t.find(id); e != nilEntry && t.evictable(e) && !t.entries[e].inList {
-				t.scratch = append(t.scratch, e)
-			}
-		}
+		t.scratch = slices.DeleteFunc(t.scratch, func(e int32) bool { return !t.evictable(e) || t.entries[e].inList })
 		sortByID(t.scratch, t.entries)
 		for _, e := range t.scratch {
 			t.pushTail(e)
@@ -423,6 +465,7 @@ func (t *Tier) Pin(keys []identity.ID) {
 // (FreeQueue), or keep their rank (Ranked).
 func (t *Tier) Unpin(keys []identity.ID) {
 	t.version++
+	t.scratch = t.scratch[:0]
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || t.entries[e].pins == 0 {
@@ -432,8 +475,9 @@ func (t *Tier) Unpin(keys []identity.ID) {
 		if t.entries[e].pins == 0 {
 			t.nEvict++
 		}
+		t.scratch = append(t.scratch, e)
 	}
-	t.enterCohort(keys)
+	t.enterCohort()
 	for _, id := range keys {
 		t.changed(id)
 	}

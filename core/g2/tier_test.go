@@ -399,3 +399,41 @@ func TestLastScan_RetryBoundIsSound(t *testing.T) {
 		})
 	}
 }
+
+// TestTouch_MatchesSequentialMoves compares Touch with its definition (each
+// listed key, in touch order, moves to the most-recent end) on random
+// tiers, touch sets and directions, the already-in-place case included.
+func TestTouch_MatchesSequentialMoves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for round := 0; round < 2000; round++ {
+		tr := g2.NewTier(16, g2.CohortLRU)
+		for id := identity.ID(0); id < 16; id += 2 {
+			stored(t, tr, id, id+1)
+		}
+		if rng.IntN(3) == 0 {
+			tr.Pin(ids{identity.ID(rng.IntN(16))}) // pinned keys are not listed
+		}
+		var keys ids
+		for id := identity.ID(rng.IntN(20)); id < 20 && len(keys) < 6; id += identity.ID(1 + rng.IntN(3)) {
+			keys = append(keys, id)
+		}
+		reverse := rng.IntN(2) == 0
+		for repeat := 0; repeat < 2; repeat++ { // the second touch is in place
+			want := order(tr)
+			seq := slices.Clone(keys)
+			if reverse {
+				slices.Reverse(seq)
+			}
+			for _, id := range seq {
+				if i := slices.Index(want, id); i >= 0 {
+					want = append(slices.Delete(want, i, i+1), id)
+				}
+			}
+			tr.Touch(keys, reverse)
+			check(t, tr)
+			if got := order(tr); !slices.Equal(got, want) {
+				t.Fatalf("round %d: touch %v reverse %v: order %v; want %v", round, keys, reverse, got, want)
+			}
+		}
+	}
+}

@@ -91,35 +91,45 @@ func BenchmarkReplayRecorded(b *testing.B) { benchRunWith(b, nil, true) }
 // The machine is shared and its speed drifts by ±20 % over a minute, so each
 // iteration runs the no-tier case and the tier case back to back (in
 // alternating order, each after a collection) and the benchmark reports the
-// ratio of their summed times, "x-no-tier", besides each side's ms/run.
+// ratio of their summed wall times, "x-no-tier", besides each side's
+// ms/run, and the ratio of the process CPU time they used, "x-no-tier-cpu"
+// (less sensitive to other work on the machine).
 // ns/op is the pair.
 func BenchmarkReplayG2(b *testing.B) {
 	tr := benchTrace(b)
-	base := benchConfig(b, nil)
+	baseCfg := benchConfig(b, nil)
 	for _, blocks := range []int{2048, 192} {
 		for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
 			b.Run(fmt.Sprintf("%d-%s", blocks, c), func(b *testing.B) {
-				tier := benchConfig(b, []string{hostOffload + "=" + fmt.Sprintf("{num_host_blocks: %d, connector: %s}", blocks, c)})
-				var tBase, tTier time.Duration
+				tierCfg := benchConfig(b, []string{hostOffload + "=" + fmt.Sprintf("{num_host_blocks: %d, connector: %s}", blocks, c)})
+				var base, tier cost
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if i%2 == 0 {
-						tBase += timedRun(b, base, tr)
-						tTier += timedRun(b, tier, tr)
+						base.add(timedRun(b, baseCfg, tr))
+						tier.add(timedRun(b, tierCfg, tr))
 					} else {
-						tTier += timedRun(b, tier, tr)
-						tBase += timedRun(b, base, tr)
+						tier.add(timedRun(b, tierCfg, tr))
+						base.add(timedRun(b, baseCfg, tr))
 					}
 				}
 				n := float64(b.N)
-				b.ReportMetric(float64(tBase.Milliseconds())/n, "ms-no-tier")
-				b.ReportMetric(float64(tTier.Milliseconds())/n, "ms-tier")
-				b.ReportMetric(tTier.Seconds()/tBase.Seconds(), "x-no-tier")
+				b.ReportMetric(base.wall.Seconds()*1000/n, "ms-no-tier")
+				b.ReportMetric(tier.wall.Seconds()*1000/n, "ms-tier")
+				b.ReportMetric(tier.wall.Seconds()/base.wall.Seconds(), "x-no-tier")
+				if base.cpu > 0 {
+					b.ReportMetric(tier.cpu.Seconds()/base.cpu.Seconds(), "x-no-tier-cpu")
+				}
 			})
 		}
 	}
 }
+
+// cost sums the wall and process CPU time of runs.
+type cost struct{ wall, cpu time.Duration }
+
+func (c *cost) add(d cost) { c.wall += d.wall; c.cpu += d.cpu }
 
 func benchConfig(b *testing.B, extra []string) *config.Config {
 	data, _ := traces.Read("connectors.yaml")
@@ -133,9 +143,9 @@ func benchConfig(b *testing.B, extra []string) *config.Config {
 // timedRun is one whole §E replay (trace parsing, run, prediction.json)
 // after a collection, so that neither side of a pair pays for the other's
 // garbage.
-func timedRun(b *testing.B, cfg *config.Config, tr []byte) time.Duration {
+func timedRun(b *testing.B, cfg *config.Config, tr []byte) cost {
 	runtime.GC()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
 	if err != nil {
 		b.Fatal(err)
@@ -148,7 +158,7 @@ func timedRun(b *testing.B, cfg *config.Config, tr []byte) time.Duration {
 	if res.Summary.CompletedRequests != 60000 {
 		b.Fatalf("completed %d", res.Summary.CompletedRequests)
 	}
-	return time.Since(start)
+	return cost{time.Since(start), processCPU() - cpu}
 }
 
 // BenchmarkReplayTopology is the §E benchmark on several workers (issue 6:
