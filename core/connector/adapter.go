@@ -45,6 +45,7 @@ type Adapter struct {
 	wake     bool
 	obs      Observer
 	scratch  []identity.ID
+	scratchJ []int32 // block indices of scratch's keys (room-limited stores)
 	g3       *g3Side // nil without G3
 	Stats    Stats
 }
@@ -250,11 +251,11 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 	if ld := h.Load; ld != nil && ld.Done {
 		g1Tokens = min(ld.G1Tokens, reused)
 		hostTokens = reused - g1Tokens
-		h.Cursor = reused / a.bs
+		a.setCursor(r, reused/a.bs)
 		h.Load = nil
 	}
 	if a.CursorRescan {
-		h.Cursor = 0
+		a.setCursor(r, 0)
 	}
 	first = !h.FirstAdmissionSeen
 	h.FirstAdmissionSeen = true
@@ -266,10 +267,21 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 // pass scheduled it (for a request admitted in this pass, before is its
 // reused prefix).
 func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
-	computed := after
 	if a.StoreTiming == PreviousPasses {
-		computed = before
+		after = before
 	}
+	// Most calls (a decoding request, every pass) have nothing to store;
+	// the test is here so that it inlines into the scheduler.
+	if after >= r.Host.StoreFrom {
+		a.passStore(r, after, now)
+	}
+}
+
+// passStore stays out of line so that the hook above stays small enough to
+// inline.
+//
+//go:noinline
+func (a *Adapter) passStore(r *request.Request, computed int, now float64) {
 	a.store(r, computed, now, false)
 }
 
@@ -279,10 +291,8 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	}
 	h := &r.Host
 	start := h.Cursor
-	// Most calls (a decoding request, every pass) have no full block past
-	// the cursor; a multiply tells that sooner than the division.
 	if computed < (start+1)*a.bs {
-		return
+		return // no full block past the cursor
 	}
 	end := computed / a.bs
 	ids := r.Seq.IDs
@@ -321,6 +331,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	} else {
 		room := tier.Room()
 		keys = a.scratch[:0]
+		a.scratchJ = a.scratchJ[:0]
 		cur := start
 		for ; cur < end; cur++ {
 			if tier.Lookup(ids[cur]) != g2.Absent {
@@ -331,6 +342,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 			}
 			room--
 			keys = append(keys, ids[cur])
+			a.scratchJ = append(a.scratchJ, int32(cur))
 		}
 		a.scratch = keys[:0]
 		a.moveCursor(r, cur, now)
@@ -343,14 +355,20 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	t.Owner, t.Req = a, r
 	t.Bytes, t.AtFinish, t.PreparedAt = int64(len(keys))*a.blockBytes, atFinish, now
 	copy(t.Keys, keys)
-	// Find each stored key's block and G1 copy (keys are in block order).
-	k := 0
-	for j := start; j < end && k < len(t.Keys); j++ {
-		if ids[j] == t.Keys[k] {
-			t.Indices = append(t.Indices, int32(j))
-			t.Slots = append(t.Slots, r.Slots[j])
-			k++
+	if a.RoomLimited {
+		t.Indices = append(t.Indices, a.scratchJ...)
+	} else {
+		// Find each stored key's block (keys are in block order).
+		k := 0
+		for j := start; j < end && k < len(t.Keys); j++ {
+			if ids[j] == t.Keys[k] {
+				t.Indices = append(t.Indices, int32(j))
+				k++
+			}
 		}
+	}
+	for _, j := range t.Indices {
+		t.Slots = append(t.Slots, r.Slots[j])
 	}
 	a.dom.reg.add(t)
 	for _, s := range t.Slots {
@@ -377,7 +395,19 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 func (a *Adapter) moveCursor(r *request.Request, to int, now float64) {
 	if r.Host.Cursor != to {
 		a.emit(Event{Kind: EvStoreCursor, Req: r, At: now, Before: r.Host.Cursor, After: to})
-		r.Host.Cursor = to
+		a.setCursor(r, to)
+	}
+}
+
+// setCursor moves the store cursor and the computed-token count below which
+// a store has nothing to do: a full block past the cursor, within the prompt
+// for the prompt-only profiles.
+func (a *Adapter) setCursor(r *request.Request, to int) {
+	h := &r.Host
+	h.Cursor = to
+	h.StoreFrom = (to + 1) * a.bs
+	if a.StoreScope == PromptBlocks && h.StoreFrom > r.PromptLen {
+		h.StoreFrom = math.MaxInt
 	}
 }
 

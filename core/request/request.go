@@ -82,6 +82,9 @@ func (r *Request) PromptKeys(bs int) []identity.ID { return r.Seq.IDs[:r.PromptL
 type Host struct {
 	// Cursor is the next prompt block the store logic will consider.
 	Cursor int
+	// StoreFrom is the computed-token count below which the per-pass store
+	// hook has nothing to do (0 until the connector first sets Cursor).
+	StoreFrom int
 	// LatestStore is the request's most recent store transfer (0 = none).
 	LatestStore int32
 	// Load is the request's H2D, queued, in flight or completed and not yet
