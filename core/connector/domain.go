@@ -65,11 +65,17 @@ func (t *Transfer) InFlight() bool { return t != nil && !t.delivered }
 // their key and slot lists are shared with the request's Load, which
 // outlives the copy.
 type Registry struct {
-	byID []*Transfer
-	free []*Transfer
-	trs  []Transfer
-	ids  []identity.ID
-	i32  []int32
+	// pages map IDs to records, pageSize IDs a page; a page whose records
+	// have all been retired is dropped, so the table stays as small as the
+	// copies still referenced (appending to one flat slice instead cost a
+	// 2 MB copy per doubling and a pointer per store ever made).
+	pages [][]*Transfer
+	live  []int32 // records not yet retired, per page
+	next  int32   // the next ID
+	free  []*Transfer
+	trs   []Transfer
+	ids   []identity.ID
+	i32   []int32
 }
 
 const slabSize = 1 << 14
@@ -103,7 +109,11 @@ func (r *Registry) newStore(n int) *Transfer {
 
 // retire gives a delivered store's record back for reuse.
 func (r *Registry) retire(t *Transfer) {
-	r.byID[t.ID] = nil
+	p := t.ID / pageSize
+	r.pages[p][t.ID%pageSize] = nil
+	if r.live[p]--; r.live[p] == 0 && p != r.next/pageSize {
+		r.pages[p] = nil
+	}
 	t.Owner, t.Req = nil, nil
 	r.free = append(r.free, t)
 }
@@ -128,20 +138,36 @@ func (r *Registry) i32List(n int) []int32 {
 	return s
 }
 
+const pageSize = 1 << 12
+
 func (r *Registry) add(t *Transfer) {
-	if len(r.byID) == 0 {
-		r.byID = append(r.byID, nil) // ID 0 means "none"
+	if r.next == 0 {
+		r.next = 1 // ID 0 means "none"
 	}
-	t.ID = int32(len(r.byID))
-	r.byID = append(r.byID, t)
+	t.ID = r.next
+	r.next++
+	p := int(t.ID / pageSize)
+	if p == len(r.pages) {
+		if p > 0 && r.live[p-1] == 0 {
+			r.pages[p-1] = nil // emptied while it was still being filled
+		}
+		r.pages = append(r.pages, make([]*Transfer, pageSize))
+		r.live = append(r.live, 0)
+	}
+	r.pages[p][t.ID%pageSize] = t
+	r.live[p]++
 }
 
-// Get returns transfer id, or nil.
+// Get returns transfer id, or nil (none, or retired).
 func (r *Registry) Get(id int32) *Transfer {
-	if id <= 0 || int(id) >= len(r.byID) {
+	if id <= 0 || id >= r.next {
 		return nil
 	}
-	return r.byID[id]
+	page := r.pages[id/pageSize]
+	if page == nil {
+		return nil
+	}
+	return page[id%pageSize]
 }
 
 // A Domain is one G2 tier and the timing of its copies.

@@ -2,6 +2,8 @@ package connector_test
 
 import (
 	"testing"
+
+	"github.com/kvsim/kvsim/core/connector"
 )
 
 // TestRegistry_DeliveredStoreIsRetired: once its owner rank has seen a store
@@ -43,5 +45,34 @@ func TestRegistry_DeliveredStoreIsRetired(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRegistry_PagesOfRetiredRecordsAreDropped: IDs stay unique and Get
+// answers for every live record while thousands are retired around them.
+func TestRegistry_PagesOfRetiredRecordsAreDropped(t *testing.T) {
+	var reg connector.Registry
+	var live []*connector.Transfer
+	for i := 0; i < 20000; i++ {
+		tr := reg.NewStoreForTest(1)
+		if tr.ID != int32(i+1) {
+			t.Fatalf("record %d got ID %d", i, tr.ID)
+		}
+		if i%997 == 0 {
+			live = append(live, tr) // kept, like a load or a store in flight
+		} else {
+			reg.RetireForTest(tr)
+		}
+		if got := reg.Get(tr.ID); (got == tr) != (i%997 == 0) {
+			t.Fatalf("Get(%d) = %v after retiring=%v", tr.ID, got, i%997 != 0)
+		}
+	}
+	for _, tr := range live {
+		if reg.Get(tr.ID) != tr {
+			t.Fatalf("live record %d lost", tr.ID)
+		}
+	}
+	if n := reg.PagesForTest(); n > len(live)+1 {
+		t.Fatalf("%d pages kept for %d live records", n, len(live))
 	}
 }

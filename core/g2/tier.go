@@ -259,8 +259,11 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	// demand above Room implies a missing key (an all-present range's
 	// demand is at most NumEvictable), so stopping early cannot hide
 	// AlreadyPresent.
+	// The same pass marks the evictable keys, which the victim walk below
+	// must skip.
 	start := len(missing)
 	room := t.Room()
+	t.newEpoch()
 	t.demand, t.absent = 0, identity.None
 	for i := len(keys) - 1; i >= 0; i-- {
 		id := keys[i]
@@ -271,6 +274,7 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 			}
 			t.demand++
 		} else if t.evictable(e) {
+			t.entries[e].mark = t.epoch
 			t.demand++
 		}
 		if t.demand > room {
@@ -283,12 +287,6 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	}
 	slices.Reverse(missing[start:])
 	if victims := need - t.NumFree(); victims > 0 {
-		t.epoch++
-		for _, id := range keys {
-			if e := t.find(id); e != nilEntry {
-				t.entries[e].mark = t.epoch
-			}
-		}
 		t.scratch = t.scratch[:0]
 		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
 			if t.evictable(e) && t.entries[e].mark != t.epoch {
@@ -303,6 +301,18 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		t.addPending(id)
 	}
 	return missing, Prepared
+}
+
+// newEpoch starts a protection epoch; on wrap-around it clears every mark
+// so that no stale mark can equal the new epoch.
+func (t *Tier) newEpoch() {
+	t.epoch++
+	if t.epoch == 0 {
+		for i := range t.entries {
+			t.entries[i].mark = 0
+		}
+		t.epoch = 1
+	}
 }
 
 // LastScan describes the last PrepareProtected call: its demand (the keys

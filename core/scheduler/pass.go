@@ -45,12 +45,14 @@ func (k *Rank) Pass(now float64) *PassResult {
 	}
 
 	// Stores, for every running request scheduled in this pass, in running
-	// order (connectors.md §2.1 step 4).
+	// order (connectors.md §2.1 step 4). The pass result lists exactly those,
+	// in that order: both loops above append in running order, and a
+	// preemption (which only takes the running list's last request) removes
+	// its victim's entry.
 	if k.Host != nil {
-		for _, r := range k.running {
-			if s := k.scheduledOf(r); s != nil {
-				k.Host.ObserveCompletedBlocks(r, s.Before, r.Computed, now)
-			}
+		for i := range res.Scheduled {
+			s := &res.Scheduled[i]
+			k.Host.ObserveCompletedBlocks(s.Req, s.Before, s.Req.Computed, now)
 		}
 	}
 
