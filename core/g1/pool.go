@@ -86,10 +86,22 @@ func (p *Pool) SetObserver(o Observer) { p.obs = o }
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (p *Pool) SizeIndex(n int) {
-	for len(p.first) < n {
-		p.first = append(p.first, nilSlot)
-		p.last = append(p.last, nilSlot)
+	p.first, p.last = growIndex(p.first, n), growIndex(p.last, n)
+}
+
+// growIndex returns index extended to n entries with nilSlot, in one
+// allocation (appending one at a time regrows a large slice by 1.25× each
+// time: about five times its final size allocated).
+func growIndex(index []int32, n int) []int32 {
+	if n <= len(index) {
+		return index
 	}
+	grown := make([]int32, n)
+	copy(grown, index)
+	for i := len(index); i < n; i++ {
+		grown[i] = nilSlot
+	}
+	return grown
 }
 
 // For says which request (global index) the following allocations,

@@ -113,9 +113,22 @@ func NewTier(capacity int, policy Policy) *Tier {
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (t *Tier) SizeIndex(n int) {
-	for len(t.index) < n {
-		t.index = append(t.index, nilEntry)
+	t.index = growIndex(t.index, n)
+}
+
+// growIndex returns index extended to n entries with nilEntry, in one
+// allocation (appending one at a time regrows a large slice by 1.25× each
+// time: five times its final size allocated for a 2.4 MB index).
+func growIndex(index []int32, n int) []int32 {
+	if n <= len(index) {
+		return index
 	}
+	grown := make([]int32, n)
+	copy(grown, index)
+	for i := len(index); i < n; i++ {
+		grown[i] = nilEntry
+	}
+	return grown
 }
 
 // SetObserver installs o (nil removes it).
@@ -365,8 +378,8 @@ func (t *Tier) addPending(id identity.ID) {
 	}
 	t.entries[e] = entry{id: id, pending: true, prev: nilEntry, next: nilEntry, added: t.addSeq}
 	t.addSeq++
-	for int(id) >= len(t.index) {
-		t.index = append(t.index, nilEntry)
+	if int(id) >= len(t.index) {
+		t.index = growIndex(t.index, max(int(id)+1, 2*len(t.index)))
 	}
 	t.index[id] = e
 	t.n++
