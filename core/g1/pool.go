@@ -391,6 +391,45 @@ func (p *Pool) Inspect(s int32) Slot {
 		Hold: sl.hold, Dep: sl.dep, Idle: p.idle(s), Owner: sl.owner}
 }
 
+// Use is what an occupied slot is for, by precedence: the first that
+// applies of a private reservation, a private block, a reference, a pin, a
+// hold; an unused cached copy is idle.
+type Use uint8
+
+const (
+	UseFree Use = iota
+	UseReservation
+	UsePrivate
+	UseRef
+	UsePin
+	UseHold
+	UseIdle
+)
+
+// Classify returns slot s's use, identity and last owner: what the per-pass
+// record keeps of a slot after every change (Inspect gives more and costs
+// more).
+func (p *Pool) Classify(s int32) (u Use, id identity.ID, owner int32) {
+	sl := &p.slots[s]
+	switch {
+	case sl.state == Free:
+		u = UseFree
+	case sl.state == Private && sl.reserved:
+		u = UseReservation
+	case sl.state == Private:
+		u = UsePrivate
+	case sl.ref > 0:
+		u = UseRef
+	case sl.pin > 0:
+		u = UsePin
+	case sl.hold > 0:
+		u = UseHold
+	default:
+		u = UseIdle
+	}
+	return u, sl.id, sl.owner
+}
+
 // IdleOrder appends the eviction queue, head (next victim) first, to out.
 func (p *Pool) IdleOrder(out []int32) []int32 {
 	for s := p.qHead; s != nilSlot; s = p.slots[s].next {

@@ -1,5 +1,7 @@
 package record
 
+import "math"
+
 // Event kinds (record.md "Event kinds").
 const (
 	evLookup uint8 = iota
@@ -34,15 +36,30 @@ func kindOf(name string) (uint8, bool) {
 // rawEvent is an event as stored: small and pointer-light, turned into an
 // Event only when someone looks.
 type rawEvent struct {
-	kind       uint8
-	flag       bool
-	reason     uint8 // index into reasons
-	req        int32
+	kind   uint8 // kindDecoded set: a decoded event, Record.pub[a]
+	flag   bool
+	reason uint8 // index into reasons
+	req    int32
+	// a–d mean what each kind says: lookup a hits, b result, c/d its
+	// blocks in Record.arena; admit a–d; transfer kinds a the transfer,
+	// c/d a submit's deadline (t2); preempt c/d its second time (t2);
+	// evictions a the block, b the slot.
 	a, b, c, d int32
-	t1, t2     float64
-	tr         int32
-	boff, blen int32 // block list in Record.arena
-	pub        int32 // decoded records: 1 + index into Record.pub
+	t1         float64
+}
+
+// kindDecoded marks an event read back from passes.jsonl, kept as it was
+// decoded. With a–d shared between kinds an event is 32 bytes: G1
+// evictions alone are millions per large run.
+const kindDecoded = 0x80
+
+func (e *rawEvent) t2() float64 {
+	return math.Float64frombits(uint64(uint32(e.c)) | uint64(uint32(e.d))<<32)
+}
+
+func (e *rawEvent) setT2(v float64) {
+	b := math.Float64bits(v)
+	e.c, e.d = int32(uint32(b)), int32(uint32(b>>32))
 }
 
 // reasons are the strings events carry (rejections and fences).
@@ -103,38 +120,38 @@ func (r *Record) names32(bs []int32) []string {
 }
 
 func (r *Record) event(e *rawEvent) Event {
-	if e.pub > 0 {
-		return r.pub[e.pub-1]
+	if e.kind&kindDecoded != 0 {
+		return r.pub[e.a]
 	}
 	ev := Event{Kind: kindNames[e.kind], Request: r.Request(e.req)}
 	switch e.kind {
 	case evLookup:
-		ev.G1Hits, ev.Result, ev.Blocks = ip(e.a), results[e.b], r.arenaNames(e.boff, e.blen)
+		ev.G1Hits, ev.Result, ev.Blocks = ip(e.a), results[e.b], r.arenaNames(e.c, e.d)
 	case evAdmit:
 		ev.Reused, ev.G1, ev.Host, ev.Cursor, ev.Readmit = ip(e.a), ip(e.b), ip(e.c), ip(e.d), bp(e.flag)
 	case evPreempt:
-		ev.FenceFrom, ev.FenceTo = fp(e.t1), fp(e.t2)
+		ev.FenceFrom, ev.FenceTo = fp(e.t1), fp(e.t2())
 	case evReject:
 		ev.Reason = reasons[e.reason]
 	case evG1Evict:
 		ev.Block, ev.Slot = r.BlockName(e.a), ip(e.b)
 	case evStorePrepared:
-		tr := r.trs[e.tr]
-		ev.Transfer, ev.Blocks, ev.AtFinish = int(e.tr), r.names32(tr.blocks), bp(e.flag)
+		tr := r.trs[e.a]
+		ev.Transfer, ev.Blocks, ev.AtFinish = int(e.a), r.names32(tr.blocks), bp(e.flag)
 		for _, x := range tr.indices {
 			ev.Indices = append(ev.Indices, int(x))
 		}
 	case evStoreCursor:
 		ev.Before, ev.After = ip(e.a), ip(e.b)
 	case evD2HSubmit, evH2DSubmit:
-		ev.Transfer, ev.Blocks, ev.AtMs = int(e.tr), r.names32(r.trs[e.tr].blocks), fp(e.t1)
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), fp(e.t1)
 		if e.flag {
-			ev.DeadlineMs = fp(e.t2)
+			ev.DeadlineMs = fp(e.t2())
 		}
 	case evD2HComplete, evH2DComplete, evHoldRelease:
-		ev.Transfer, ev.Blocks, ev.AtMs = int(e.tr), r.names32(r.trs[e.tr].blocks), fp(e.t1)
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), fp(e.t1)
 		if e.kind == evH2DComplete || e.kind == evD2HComplete {
-			ev.Request = r.Request(r.trs[e.tr].req)
+			ev.Request = r.Request(r.trs[e.a].req)
 		}
 	case evG2Evict:
 		ev.Block = r.BlockName(e.a)

@@ -123,8 +123,8 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 			noteBlockName(blk.Name, blk.Session)
 			return blk.Name
 		}
-		for i := pe.schedOff; i < pe.schedOff+pe.schedLen; i++ {
-			noteReq(r.sched.at(int(i)).req)
+		for x := range r.sched.entries(pe.schedOff, pe.schedLen) {
+			noteReq(x.req)
 		}
 		for i := pos[ri]; i < pe.g1End; i++ {
 			d := rl.g1.at(i)
@@ -353,8 +353,8 @@ func Decode(rd io.Reader) (*Record, error) {
 			if !ok {
 				return nil, fmt.Errorf("passes.jsonl:%d: unknown event kind %q", n, ev.Kind)
 			}
+			rl.events.add(rawEvent{kind: k | kindDecoded, req: -1, a: int32(len(rec.pub))})
 			rec.pub = append(rec.pub, ev)
-			rl.events.add(rawEvent{kind: k, req: -1, pub: int32(len(rec.pub))})
 		}
 		pe.g1End, pe.evEnd = rl.g1.len(), rl.events.len()
 		rl.passes = append(rl.passes, pe)

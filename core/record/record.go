@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 )
 
@@ -27,7 +28,7 @@ type Record struct {
 	names         []string
 	blockOf       map[string]int32 // decoded records: name → block
 	arena         chunks[int32]    // block lists of events
-	sched         chunks[schedRaw] // scheduled requests of passes
+	sched         schedLog         // scheduled requests of passes
 	pub           []Event          // decoded records: events as read
 	blockSessions []string         // decoded records: block → session
 	trs           map[int32]*trInfo
@@ -65,6 +66,42 @@ type passEntry struct {
 }
 
 type schedRaw struct{ req, tokens, prefill int32 }
+
+// schedLog holds every pass's scheduled requests as one stream of int32: a
+// decode step (one token, no prefill; most entries of a run) is its request
+// index alone, anything else is ^request, tokens, prefill. A pass keeps its
+// offset in the stream and its number of entries.
+type schedLog struct{ s chunks[int32] }
+
+func (l *schedLog) add(x schedRaw) {
+	if x.tokens == 1 && x.prefill == 0 {
+		l.s.add(x.req)
+		return
+	}
+	l.s.add(^x.req)
+	l.s.add(x.tokens)
+	l.s.add(x.prefill)
+}
+
+// len is the stream's length: the offset of the next pass's entries.
+func (l *schedLog) len() int { return l.s.len() }
+
+// entries yields the n entries that start at off.
+func (l *schedLog) entries(off, n int32) iter.Seq[schedRaw] {
+	return func(yield func(schedRaw) bool) {
+		for i := int(off); n > 0; n-- {
+			x := schedRaw{req: l.s.at(i), tokens: 1}
+			i++
+			if x.req < 0 {
+				x.req, x.tokens, x.prefill = ^x.req, l.s.at(i), l.s.at(i+1)
+				i += 2
+			}
+			if !yield(x) {
+				return
+			}
+		}
+	}
+}
 
 type g1Ckpt struct {
 	pass int // state after this pass (0: before the first)
@@ -172,8 +209,8 @@ func (r *Record) EventKinds(rank, pass int, out []string) []string {
 	}
 	for i := from; i < rl.passes[pass-1].evEnd; i++ {
 		e := rl.events.at(i)
-		if e.pub > 0 {
-			out = append(out, r.pub[e.pub-1].Kind)
+		if e.kind&kindDecoded != 0 {
+			out = append(out, r.pub[e.a].Kind)
 		} else {
 			out = append(out, kindNames[e.kind])
 		}
@@ -222,8 +259,7 @@ func (r *Record) seekInto(rank, pass int, snap *Snapshot) {
 func (r *Record) info(rank, pass int) PassInfo {
 	pe := &r.ranks[rank].passes[pass-1]
 	var sc []Scheduled
-	for i := pe.schedOff; i < pe.schedOff+pe.schedLen; i++ {
-		x := r.sched.at(int(i))
+	for x := range r.sched.entries(pe.schedOff, pe.schedLen) {
 		sc = append(sc, Scheduled{Request: r.Request(x.req), Tokens: int(x.tokens), Prefill: int(x.prefill)})
 	}
 	return PassInfo{Pass: pass, Rank: r.Ranks[rank], StartMs: pe.start, ComputeStartMs: pe.computeStart,

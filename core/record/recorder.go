@@ -173,32 +173,29 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 
 // SlotChanged records one G1 slot change (g1.Observer).
 func (r *rankRec) SlotChanged(slot int32) {
-	s := r.pool.Inspect(slot)
-	code := codeFree
-	switch {
-	case s.State == g1.Free:
-	case s.State == g1.Private && s.Reserved:
-		code = codeReserved
-	case s.State == g1.Private:
-		code = codePrivate
-	case s.Ref > 0:
-		code = codeActive
-	case s.Pin > 0:
-		code = codeReserved
-	case s.Hold > 0:
-		code = codeHeld
-	default:
-		code = codeIdle
-	}
-	d := mkDelta(slot, code, int32(s.ID), s.Owner)
+	use, id, owner := r.pool.Classify(slot)
+	code := codeOfUse[use]
 	if code == codeFree {
-		d.owner = -1
+		owner = -1
 	}
+	d := mkDelta(slot, code, int32(id), owner)
 	r.log.g1.add(d)
 	if r.code[slot] != code || r.block[slot] != d.block {
 		r.since[slot] = int32(len(r.log.passes) + 1)
 	}
 	r.code[slot], r.block[slot], r.owner[slot] = code, d.block, d.owner
+}
+
+// codeOfUse is the record's state for each G1 use: a pinned copy (a load
+// will read it) shows as reserved, like a load's destination.
+var codeOfUse = [...]uint8{
+	g1.UseFree:        codeFree,
+	g1.UseReservation: codeReserved,
+	g1.UsePrivate:     codePrivate,
+	g1.UseRef:         codeActive,
+	g1.UsePin:         codeReserved,
+	g1.UseHold:        codeHeld,
+	g1.UseIdle:        codeIdle,
 }
 
 // compact cuts a checkpoint of the rank's G1 now.
@@ -219,7 +216,8 @@ func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
 	case scheduler.EvAdmit:
 		e.kind, e.a, e.b, e.c, e.d, e.flag = evAdmit, int32(ev.Reused), int32(ev.G1), int32(ev.Host), int32(ev.Req.Host.Cursor), ev.Readmission
 	case scheduler.EvPreempt:
-		e.kind, e.t1, e.t2 = evPreempt, ev.FenceBefore, ev.FenceAfter
+		e.kind, e.t1 = evPreempt, ev.FenceBefore
+		e.setT2(ev.FenceAfter)
 	case scheduler.EvFinish:
 		e.kind = evFinish
 	case scheduler.EvReject:
@@ -270,29 +268,30 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 	switch ev.Kind {
 	case connector.EvLookup:
 		e.kind, e.a, e.b = evLookup, int32(ev.G1Hits), int32(ev.Result)
-		e.boff, e.blen = r.rr.blocks(ev.Keys)
+		e.c, e.d = r.rr.blocks(ev.Keys)
 	case connector.EvStorePrepared:
-		e.kind, e.tr, e.flag = evStorePrepared, r.transfer(ev.Transfer), ev.Transfer.AtFinish
+		e.kind, e.a, e.flag = evStorePrepared, r.transfer(ev.Transfer), ev.Transfer.AtFinish
 	case connector.EvStoreCursor:
 		e.kind, e.a, e.b = evStoreCursor, int32(ev.Before), int32(ev.After)
 	case connector.EvSubmit:
-		e.kind, e.tr = evD2HSubmit, r.transfer(ev.Transfer)
+		e.kind, e.a = evD2HSubmit, r.transfer(ev.Transfer)
 		if ev.Transfer.Kind == connector.Load {
 			e.kind = evH2DSubmit
 		}
 		e.req = -1
 		if d := ev.Transfer.Deadline; d < 1e300 {
-			e.t2, e.flag = d, true
+			e.flag = true
+			e.setT2(d)
 		}
 	case connector.EvComplete:
-		e.kind, e.tr, e.req = evD2HComplete, r.transfer(ev.Transfer), -1
+		e.kind, e.a, e.req = evD2HComplete, r.transfer(ev.Transfer), -1
 		if ev.Transfer.Kind == connector.Load {
 			e.kind = evH2DComplete
 		}
 	case connector.EvFence:
 		e.kind, e.reason, e.t1 = evFence, reasonCode(ev.Reason), ev.Until
 	case connector.EvHoldRelease:
-		e.kind, e.tr, e.req = evHoldRelease, r.transfer(ev.Transfer), -1
+		e.kind, e.a, e.req = evHoldRelease, r.transfer(ev.Transfer), -1
 	}
 	r.log.events.add(e)
 }

@@ -37,15 +37,9 @@ var benchSets = []string{
 	hostOffload + "=null",
 }
 
-func benchRun(b *testing.B, extra []string) { benchRunWith(b, extra, false) }
-
-func benchRunWith(b *testing.B, extra []string, recorded bool) {
+func benchRun(b *testing.B, extra []string) {
 	tr := benchTrace(b)
-	data, _ := traces.Read("connectors.yaml")
-	cfg, err := config.Parse("connectors.yaml", ".", data, append(append([]string{}, benchSets...), extra...))
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := benchConfig(b, extra)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var passes int64
@@ -54,22 +48,12 @@ func benchRunWith(b *testing.B, extra []string, recorded bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opts := engine.Options{}
-		var rr *record.Recorder
-		if recorded {
-			rr = record.NewRecorder()
-			opts.Observer = rr
-		}
-		res, err := Run(cfg, wl, opts)
+		res, err := Run(cfg, wl, engine.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		_ = res.PredictionJSON()
 		passes = res.Engine.Passes
-		if rr != nil {
-			st := rr.Record().Stats()
-			b.ReportMetric(st.BytesPerChng, "record-bytes/change")
-		}
 		if res.Summary.CompletedRequests != 60000 {
 			b.Fatalf("completed %d", res.Summary.CompletedRequests)
 		}
@@ -84,52 +68,80 @@ func BenchmarkReplay(b *testing.B) { benchRun(b, nil) }
 
 // BenchmarkReplayRecorded is BenchmarkReplay with the per-pass record on
 // (issue 4: at most 1.5× slower, at most 16 bytes per block-state change).
-func BenchmarkReplayRecorded(b *testing.B) { benchRunWith(b, nil, true) }
+// Like BenchmarkReplayG2 it pairs each recorded run with a plain one and
+// reports the ratio, "x-no-record".
+func BenchmarkReplayRecorded(b *testing.B) {
+	cfg := benchConfig(b, nil)
+	pairBench(b, benchCase{cfg: cfg}, benchCase{cfg: cfg, recorded: true}, "no-record")
+}
 
 // BenchmarkReplayG2 is the §E benchmark with a CPU tier (issue 3: within
-// 1.3× of the no-tier run), for each profile at 2,048 and 192 host blocks.
-// The machine is shared and its speed drifts by ±20 % over a minute, so each
-// iteration runs the no-tier case and the tier case back to back (in
-// alternating order, each after a collection) and the benchmark reports the
-// ratio of their summed wall times, "x-no-tier", besides each side's
-// ms/run, and the ratio of the process CPU time they used, "x-no-tier-cpu"
-// (less sensitive to other work on the machine).
-// ns/op is the pair.
+// 1.3× of the no-tier run), for each profile at 2,048 and 192 host blocks,
+// paired with the no-tier run (pairBench): "x-no-tier" is the figure.
 func BenchmarkReplayG2(b *testing.B) {
-	tr := benchTrace(b)
-	baseCfg := benchConfig(b, nil)
+	base := benchCase{cfg: benchConfig(b, nil)}
 	for _, blocks := range []int{2048, 192} {
 		for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
 			b.Run(fmt.Sprintf("%d-%s", blocks, c), func(b *testing.B) {
-				tierCfg := benchConfig(b, []string{hostOffload + "=" + fmt.Sprintf("{num_host_blocks: %d, connector: %s}", blocks, c)})
-				var base, tier cost
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if i%2 == 0 {
-						base.add(timedRun(b, baseCfg, tr))
-						tier.add(timedRun(b, tierCfg, tr))
-					} else {
-						tier.add(timedRun(b, tierCfg, tr))
-						base.add(timedRun(b, baseCfg, tr))
-					}
-				}
-				n := float64(b.N)
-				b.ReportMetric(base.wall.Seconds()*1000/n, "ms-no-tier")
-				b.ReportMetric(tier.wall.Seconds()*1000/n, "ms-tier")
-				b.ReportMetric(tier.wall.Seconds()/base.wall.Seconds(), "x-no-tier")
-				if base.cpu > 0 {
-					b.ReportMetric(tier.cpu.Seconds()/base.cpu.Seconds(), "x-no-tier-cpu")
-				}
+				tier := benchConfig(b, []string{hostOffload + "=" + fmt.Sprintf("{num_host_blocks: %d, connector: %s}", blocks, c)})
+				pairBench(b, base, benchCase{cfg: tier}, "no-tier")
 			})
 		}
 	}
 }
 
-// cost sums the wall and process CPU time of runs.
-type cost struct{ wall, cpu time.Duration }
+// benchCase is one side of a paired benchmark.
+type benchCase struct {
+	cfg      *config.Config
+	recorded bool
+}
 
-func (c *cost) add(d cost) { c.wall += d.wall; c.cpu += d.cpu }
+// pairBench measures other against base. The machine is shared and its
+// speed drifts by ±20 % over a minute, so separate benchmarks cannot be
+// compared: each iteration runs base and other back to back (alternating
+// which goes first, each after a collection). It reports each side's
+// ms/run, other's summed wall time as a multiple of base's ("x-"+name),
+// and the same for the process CPU time ("x-"+name+"-cpu", less sensitive
+// to other work on the machine). ns/op is the pair.
+func pairBench(b *testing.B, base, other benchCase, name string) {
+	tr := benchTrace(b)
+	var tBase, tOther cost
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			tBase.add(timedRun(b, base, tr))
+			tOther.add(timedRun(b, other, tr))
+		} else {
+			tOther.add(timedRun(b, other, tr))
+			tBase.add(timedRun(b, base, tr))
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(tBase.wall.Seconds()*1000/n, "ms-"+name)
+	b.ReportMetric(tOther.wall.Seconds()*1000/n, "ms-other")
+	b.ReportMetric(tOther.wall.Seconds()/tBase.wall.Seconds(), "x-"+name)
+	if tBase.cpu > 0 {
+		b.ReportMetric(tOther.cpu.Seconds()/tBase.cpu.Seconds(), "x-"+name+"-cpu")
+	}
+	if tOther.bytesPerChange > 0 {
+		b.ReportMetric(tOther.bytesPerChange, "record-bytes/change")
+	}
+}
+
+// cost sums the wall and process CPU time of runs.
+type cost struct {
+	wall, cpu      time.Duration
+	bytesPerChange float64 // the last recorded run's
+}
+
+func (c *cost) add(d cost) {
+	c.wall += d.wall
+	c.cpu += d.cpu
+	if d.bytesPerChange > 0 {
+		c.bytesPerChange = d.bytesPerChange
+	}
+}
 
 func benchConfig(b *testing.B, extra []string) *config.Config {
 	data, _ := traces.Read("connectors.yaml")
@@ -140,25 +152,35 @@ func benchConfig(b *testing.B, extra []string) *config.Config {
 	return cfg
 }
 
-// timedRun is one whole §E replay (trace parsing, run, prediction.json)
-// after a collection, so that neither side of a pair pays for the other's
-// garbage.
-func timedRun(b *testing.B, cfg *config.Config, tr []byte) cost {
+// timedRun is one whole §E replay (trace parsing, run, prediction.json;
+// the record too for a recorded case) after a collection, so that neither
+// side of a pair pays for the other's garbage.
+func timedRun(b *testing.B, c benchCase, tr []byte) cost {
 	runtime.GC()
 	start, cpu := time.Now(), processCPU()
-	wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
+	wl, err := Workload(c.cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := Run(cfg, wl, engine.Options{})
+	opts := engine.Options{}
+	var rr *record.Recorder
+	if c.recorded {
+		rr = record.NewRecorder()
+		opts.Observer = rr
+	}
+	res, err := Run(c.cfg, wl, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	_ = res.PredictionJSON()
+	d := cost{wall: time.Since(start), cpu: processCPU() - cpu}
+	if rr != nil {
+		d.bytesPerChange = rr.Record().Stats().BytesPerChng
+	}
 	if res.Summary.CompletedRequests != 60000 {
 		b.Fatalf("completed %d", res.Summary.CompletedRequests)
 	}
-	return cost{time.Since(start), processCPU() - cpu}
+	return d
 }
 
 // BenchmarkReplayTopology is the §E benchmark on several workers (issue 6:
