@@ -358,13 +358,8 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	if a.RoomLimited {
 		t.Indices = append(t.Indices, a.scratchJ...)
 	} else {
-		// Find each stored key's block (keys are in block order).
-		k := 0
-		for j := start; j < end && k < len(t.Keys); j++ {
-			if ids[j] == t.Keys[k] {
-				t.Indices = append(t.Indices, int32(j))
-				k++
-			}
+		for _, p := range tier.MissingPositions() {
+			t.Indices = append(t.Indices, int32(start)+p)
 		}
 	}
 	for _, j := range t.Indices {

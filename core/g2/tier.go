@@ -99,6 +99,7 @@ type Tier struct {
 	blockings uint64
 	demand    int
 	absent    identity.ID
+	missPos   []int32 // positions in keys of the last PrepareProtected's missing keys
 	obs       Observer
 	scratch   []int32
 	// Evictions counts entries evicted to make room.
@@ -278,10 +279,12 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	room := t.Room()
 	t.newEpoch()
 	t.demand, t.absent = 0, identity.None
+	t.missPos = t.missPos[:0]
 	for i := len(keys) - 1; i >= 0; i-- {
 		id := keys[i]
 		if e := t.find(id); e == nilEntry {
 			missing = append(missing, id)
+			t.missPos = append(t.missPos, int32(i))
 			if t.absent == identity.None {
 				t.absent = id
 			}
@@ -299,6 +302,7 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		return missing, AlreadyPresent
 	}
 	slices.Reverse(missing[start:])
+	slices.Reverse(t.missPos)
 	if victims := need - t.NumFree(); victims > 0 {
 		t.scratch = t.scratch[:0]
 		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
@@ -327,6 +331,11 @@ func (t *Tier) newEpoch() {
 		t.epoch = 1
 	}
 }
+
+// MissingPositions returns, for the last PrepareProtected call that
+// prepared a store, the position in its keys of each missing key (parallel
+// to the keys it appended); valid until the next call.
+func (t *Tier) MissingPositions() []int32 { return t.missPos }
 
 // LastScan describes the last PrepareProtected call: its demand (the keys
 // that were absent or evictable; for a call that retried, the count that

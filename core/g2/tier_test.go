@@ -366,6 +366,12 @@ func TestLastScan_RetryBoundIsSound(t *testing.T) {
 					switch res {
 					case g2.Prepared:
 						pending = append(pending, missing)
+						pos := tr.MissingPositions()
+						for i, id := range missing {
+							if i >= len(pos) || keys[pos[i]] != id {
+								t.Fatalf("step %d: missing %v at positions %v of %v", step, missing, pos, keys)
+							}
+						}
 					case g2.Retry:
 						d, a := tr.LastScan()
 						open = append(open, retried{keys, d, a, before})
