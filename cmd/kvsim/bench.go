@@ -30,7 +30,9 @@ per simulated request and the child's heap allocations.
 
   --runs N               runs to take the median of (default 5)
   --sessions N           sessions in the trace (default 10000; 6 requests each)
-  --host-offload BLOCKS  add a G2 tier of BLOCKS host blocks (default 0: none)
+  --host-offload BLOCKS  add a G2 tier of BLOCKS host blocks (default 0: none); each
+                         run is then paired with one without the tier, in alternating
+                         order, and the table ends with the ratio of the two
   --connector NAME       its connector profile: offloading_v0_24 (the config default),
                          offloading_v0_32 or simple_cpu_v0_32
 `
@@ -137,16 +139,40 @@ func runBench(e *env, args []string) error {
 	fmt.Fprintf(e.stderr, "kvsim bench: %s sessions × %d turns = %s requests, %s; %d runs\n",
 		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier, runs)
 
-	results := make([]benchRun, 0, runs)
-	for i := range runs {
-		r, err := benchOnce(exe, cfgPath, filepath.Join(dir, "out"), requests)
-		if err != nil {
+	// With a tier, every run is paired with a run without one, in
+	// alternating order: the machine's speed drifts more between separate
+	// invocations than the tier costs, so only interleaved runs compare.
+	basePath := ""
+	if hostBlocks > 0 {
+		basePath = filepath.Join(dir, "bench-no-tier.yaml")
+		if err := os.WriteFile(basePath, []byte(benchConfig(0, "")), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "kvsim bench: run %d/%d: %.3fs\n", i+1, runs, r.wall.Seconds())
-		results = append(results, r)
 	}
-	return writeBenchTable(e, results, requests, sessions, tier)
+	var results, base []benchRun
+	for i := range runs {
+		order := []string{cfgPath, basePath}
+		if i%2 == 1 {
+			order[0], order[1] = basePath, cfgPath
+		}
+		for _, path := range order {
+			if path == "" {
+				continue
+			}
+			r, err := benchOnce(exe, path, filepath.Join(dir, "out"), requests)
+			if err != nil {
+				return err
+			}
+			if path == basePath {
+				fmt.Fprintf(e.stderr, "kvsim bench: run %d/%d without host offload: %.3fs\n", i+1, runs, r.wall.Seconds())
+				base = append(base, r)
+			} else {
+				fmt.Fprintf(e.stderr, "kvsim bench: run %d/%d: %.3fs\n", i+1, runs, r.wall.Seconds())
+				results = append(results, r)
+			}
+		}
+	}
+	return writeBenchTable(e, results, base, requests, sessions, tier)
 }
 
 // benchOnce runs the child predict once and times it from start to exit.
@@ -185,19 +211,24 @@ func benchOnce(exe, cfgPath, outDir string, requests int) (benchRun, error) {
 	return r, nil
 }
 
-func writeBenchTable(e *env, results []benchRun, requests, sessions int, tier string) error {
+// writeBenchTable prints the runs and their median; base, when not empty,
+// holds the paired runs without a tier, and the table adds their median
+// and the ratio of the two.
+func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, tier string) error {
 	var t textTable
-	t.add("run", "wall s", "requests/s")
+	if len(base) > 0 {
+		t.add("run", "wall s", "requests/s", "no tier s")
+	} else {
+		t.add("run", "wall s", "requests/s")
+	}
 	for i, r := range results {
-		t.add(strconv.Itoa(i+1), fmt.Sprintf("%.3f", r.wall.Seconds()), groupInt(int64(float64(requests)/r.wall.Seconds())))
+		row := []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", r.wall.Seconds()), groupInt(int64(float64(requests) / r.wall.Seconds()))}
+		if len(base) > 0 {
+			row = append(row, fmt.Sprintf("%.3f", base[i].wall.Seconds()))
+		}
+		t.add(row...)
 	}
-	sorted := slices.Clone(results)
-	slices.SortFunc(sorted, func(a, b benchRun) int { return int(a.wall - b.wall) })
-	mid := sorted[(len(sorted)-1)/2]
-	wall := mid.wall
-	if len(sorted)%2 == 0 {
-		wall = (wall + sorted[len(sorted)/2].wall) / 2
-	}
+	wall, mid := medianRun(results)
 	sec := wall.Seconds()
 	st := mid.stats
 	t.add("")
@@ -209,9 +240,33 @@ func writeBenchTable(e *env, results []benchRun, requests, sessions int, tier st
 	t.add("heap allocations", groupInt(int64(st.Mallocs)))
 	t.add("heap allocations per request", fmt.Sprintf("%.2f", float64(st.Mallocs)/float64(requests)))
 	t.add("heap bytes allocated", groupInt(int64(st.TotalAlloc)))
+	if len(base) > 0 {
+		baseWall, _ := medianRun(base)
+		var sum, sumBase time.Duration
+		for i := range results {
+			sum, sumBase = sum+results[i].wall, sumBase+base[i].wall
+		}
+		t.add("")
+		t.add("median wall time s, no host offload", fmt.Sprintf("%.3f", baseWall.Seconds()))
+		t.add("× no host offload (medians)", fmt.Sprintf("%.3f", sec/baseWall.Seconds()))
+		t.add("× no host offload (sums)", fmt.Sprintf("%.3f", sum.Seconds()/sumBase.Seconds()))
+	}
 	fmt.Fprintf(e.stdout, "kvsim bench (acceptance.md §E): %s sessions × %d turns = %s requests, %s\n",
 		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier)
 	fmt.Fprintf(e.stdout, "%s %s/%s, GOMAXPROCS %d, %d CPUs, median of %d runs\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), len(results))
 	return t.write(e.stdout)
+}
+
+// medianRun returns the median wall time of runs (the mean of the two
+// middle ones for an even count) and the run at the middle.
+func medianRun(runs []benchRun) (time.Duration, benchRun) {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b benchRun) int { return int(a.wall - b.wall) })
+	mid := sorted[(len(sorted)-1)/2]
+	wall := mid.wall
+	if len(sorted)%2 == 0 {
+		wall = (wall + sorted[len(sorted)/2].wall) / 2
+	}
+	return wall, mid
 }
