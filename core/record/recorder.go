@@ -34,12 +34,17 @@ type rankRec struct {
 	log  *rankLog
 	// The slots' current state as recorded, kept only to know when a slot's
 	// state or block changed (its age) and to cut checkpoints; the
-	// eviction queue is read from the live pool at a checkpoint.
-	code         []uint8
-	block, owner []int32
-	since        []int32
-	dom          *domRec
-	er           *engine.Rank
+	// eviction queue is read from the live pool at a checkpoint. One
+	// struct per slot: a change touches one cache line, not four.
+	slots []slotRec
+	dom   *domRec
+	er    *engine.Rank
+}
+
+// slotRec is one G1 slot as last recorded.
+type slotRec struct {
+	code                uint8
+	block, owner, since int32
 }
 
 type domRec struct {
@@ -65,9 +70,9 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rl := &rankLog{}
 	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
-		code: make([]uint8, capacity), block: make([]int32, capacity), owner: make([]int32, capacity), since: make([]int32, capacity)}
-	for i := range r.block {
-		r.block[i], r.owner[i] = -1, -1
+		slots: make([]slotRec, capacity)}
+	for i := range r.slots {
+		r.slots[i].block, r.slots[i].owner = -1, -1
 	}
 	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.compact()})
 	rr.ranks = append(rr.ranks, r)
@@ -180,10 +185,11 @@ func (r *rankRec) SlotChanged(slot int32) {
 	}
 	d := mkDelta(slot, code, int32(id), owner)
 	r.log.g1.add(d)
-	if r.code[slot] != code || r.block[slot] != d.block {
-		r.since[slot] = int32(len(r.log.passes) + 1)
+	sr := &r.slots[slot]
+	if sr.code != code || sr.block != d.block {
+		sr.since = int32(len(r.log.passes) + 1)
 	}
-	r.code[slot], r.block[slot], r.owner[slot] = code, d.block, d.owner
+	sr.code, sr.block, sr.owner = code, d.block, d.owner
 }
 
 // codeOfUse is the record's state for each G1 use: a pinned copy (a load
@@ -200,8 +206,13 @@ var codeOfUse = [...]uint8{
 
 // compact cuts a checkpoint of the rank's G1 now.
 func (r *rankRec) compact() g1Compact {
-	return g1Compact{code: slices.Clone(r.code), block: slices.Clone(r.block), owner: slices.Clone(r.owner),
-		since: slices.Clone(r.since), queue: r.pool.IdleOrder(nil)}
+	n := len(r.slots)
+	c := g1Compact{code: make([]uint8, n), block: make([]int32, n), owner: make([]int32, n),
+		since: make([]int32, n), queue: r.pool.IdleOrder(nil)}
+	for i, sr := range r.slots {
+		c.code[i], c.block[i], c.owner[i], c.since[i] = sr.code, sr.block, sr.owner, sr.since
+	}
+	return c
 }
 
 // Evicted records a G1 eviction (g1.Observer).
