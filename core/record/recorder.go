@@ -208,7 +208,7 @@ var codeOfUse = [...]uint8{
 func (r *rankRec) compact() g1Compact {
 	n := len(r.slots)
 	c := g1Compact{code: make([]uint8, n), block: make([]int32, n), owner: make([]int32, n),
-		since: make([]int32, n), queue: r.pool.IdleOrder(nil)}
+		since: make([]int32, n), queue: r.pool.IdleOrder(make([]int32, 0, r.pool.NumIdle()))}
 	for i, sr := range r.slots {
 		c.code[i], c.block[i], c.owner[i], c.since[i] = sr.code, sr.block, sr.owner, sr.since
 	}
