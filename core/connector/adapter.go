@@ -272,7 +272,7 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 	}
 	// Most calls (a decoding request, every pass) have nothing to store;
 	// the test is here so that it inlines into the scheduler.
-	if after >= r.Host.StoreFrom {
+	if after >= r.StoreFrom {
 		a.passStore(r, after, now)
 	}
 }
@@ -295,34 +295,37 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		return // no full block past the cursor
 	}
 	end := computed / a.bs
-	ids := r.Seq.IDs
 	tier := a.dom.Tier
 	var keys []identity.ID
 	if !a.RoomLimited {
-		if h.RetryEnd == end && h.RetryVersion == tier.Version() {
+		if int(h.RetryEnd) == end && h.RetryVersion == tier.Version() {
 			return // the same store against the same tier retries again
 		}
-		if start == h.RetryStart && end >= h.RetryScanEnd && h.RetryScanEnd > start {
+		if start == int(h.RetryStart) && end >= int(h.RetryScanEnd) && int(h.RetryScanEnd) > start {
 			// A superset of the keys last scanned retries while a lower
 			// bound of its demand exceeds the room (g2.Tier.LastScan).
-			demand := h.RetryDemand - int(tier.Blockings()-h.RetryBlockings)
+			demand := int(h.RetryDemand) - int(tier.Blockings()-h.RetryBlockings)
 			if tier.Lookup(h.RetryAbsent) == g2.Absent {
 				demand = max(demand, 1)
 			}
 			if demand > tier.Room() {
-				h.RetryEnd, h.RetryVersion = end, tier.Version()
+				h.RetryEnd, h.RetryVersion = int32(end), tier.Version()
 				return
 			}
 		}
+	}
+	ids := r.Seq.IDs
+	if !a.RoomLimited {
 		var res g2.StoreResult
 		blockings := tier.Blockings()
 		keys, res = tier.PrepareProtected(ids[start:end], a.scratch[:0])
 		a.scratch = keys[:0]
 		switch res {
 		case g2.Retry:
-			h.RetryEnd, h.RetryVersion = end, tier.Version()
-			h.RetryStart, h.RetryScanEnd, h.RetryBlockings = start, end, blockings
-			h.RetryDemand, h.RetryAbsent = tier.LastScan()
+			demand, absent := tier.LastScan()
+			h.RetryEnd, h.RetryVersion = int32(end), tier.Version()
+			h.RetryStart, h.RetryScanEnd, h.RetryBlockings = int32(start), int32(end), blockings
+			h.RetryDemand, h.RetryAbsent = int32(demand), absent
 			return
 		case g2.AlreadyPresent:
 			a.moveCursor(r, end, now)
@@ -398,11 +401,10 @@ func (a *Adapter) moveCursor(r *request.Request, to int, now float64) {
 // a store has nothing to do: a full block past the cursor, within the prompt
 // for the prompt-only profiles.
 func (a *Adapter) setCursor(r *request.Request, to int) {
-	h := &r.Host
-	h.Cursor = to
-	h.StoreFrom = (to + 1) * a.bs
-	if a.StoreScope == PromptBlocks && h.StoreFrom > r.PromptLen {
-		h.StoreFrom = math.MaxInt
+	r.Host.Cursor = to
+	r.StoreFrom = (to + 1) * a.bs
+	if a.StoreScope == PromptBlocks && r.StoreFrom > r.PromptLen {
+		r.StoreFrom = math.MaxInt
 	}
 }
 

@@ -267,42 +267,43 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	// need − NumFree victims must come from the evictable entries outside
 	// keys: the store fits exactly when its demand (keys absent or
 	// evictable) fits in Room. Under a small tier most calls retry, and a
-	// stuck store repeats this every pass, so one pass finds the missing
-	// keys and the demand, last key first (the newest blocks are the likely
-	// absent ones), and stops as soon as the demand exceeds Room. A
-	// demand above Room implies a missing key (an all-present range's
-	// demand is at most NumEvictable), so stopping early cannot hide
-	// AlreadyPresent.
-	// The same pass marks the evictable keys, which the victim walk below
-	// must skip.
+	// stuck store repeats this every pass, so a first pass only counts:
+	// last key first (the newest blocks are the likely absent ones), it
+	// stops as soon as the demand exceeds Room. A demand above Room implies
+	// a missing key (an all-present range's demand is at most
+	// NumEvictable), so stopping early cannot hide AlreadyPresent. The same
+	// pass marks the evictable keys, which the victim walk must skip. Only
+	// a store that goes ahead collects its missing keys, in a second pass.
 	start := len(missing)
 	room := t.Room()
 	t.newEpoch()
 	t.demand, t.absent = 0, identity.None
-	t.missPos = t.missPos[:0]
+	need := 0
 	for i := len(keys) - 1; i >= 0; i-- {
-		id := keys[i]
-		if e := t.find(id); e == nilEntry {
-			missing = append(missing, id)
-			t.missPos = append(t.missPos, int32(i))
-			if t.absent == identity.None {
-				t.absent = id
+		if e := t.find(keys[i]); e == nilEntry {
+			if need == 0 {
+				t.absent = keys[i]
 			}
-			t.demand++
+			need++
 		} else if t.evictable(e) {
 			t.entries[e].mark = t.epoch
-			t.demand++
+		} else {
+			continue
 		}
-		if t.demand > room {
-			return missing[:start], Retry // demand is now a lower bound
+		if t.demand++; t.demand > room {
+			return missing, Retry // demand is now a lower bound
 		}
 	}
-	need := len(missing) - start
 	if need == 0 {
 		return missing, AlreadyPresent
 	}
-	slices.Reverse(missing[start:])
-	slices.Reverse(t.missPos)
+	t.missPos = t.missPos[:0]
+	for i, id := range keys {
+		if t.find(id) == nilEntry {
+			missing = append(missing, id)
+			t.missPos = append(t.missPos, int32(i))
+		}
+	}
 	if victims := need - t.NumFree(); victims > 0 {
 		t.scratch = t.scratch[:0]
 		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {

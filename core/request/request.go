@@ -38,6 +38,11 @@ type Request struct {
 
 	// Computed is how many tokens of Tokens have KV on this rank.
 	Computed int
+	// StoreFrom belongs to the connector (see Host): the computed-token
+	// count below which its per-pass store hook has nothing to do (0 until
+	// the connector first sets its cursor). It sits next to Computed so that
+	// the scheduler's loop over a pass's requests reads one cache line.
+	StoreFrom int
 	// Slots is the G1 block table: Slots[j] holds block j.
 	Slots []int32
 
@@ -82,9 +87,20 @@ func (r *Request) PromptKeys(bs int) []identity.ID { return r.Seq.IDs[:r.PromptL
 type Host struct {
 	// Cursor is the next prompt block the store logic will consider.
 	Cursor int
-	// StoreFrom is the computed-token count below which the per-pass store
-	// hook has nothing to do (0 until the connector first sets Cursor).
-	StoreFrom int
+	// RetryVersion and RetryEnd remember a whole-range store that had to
+	// retry: while the tier's version and the range end are unchanged, the
+	// retry's answer is too. The other Retry fields remember the last range
+	// actually scanned, [RetryStart, RetryScanEnd), its demand, one key of it
+	// that was absent and the tier's blocking count then
+	// (g2.Tier.LastScan explains the bound they give). They follow Cursor
+	// so that a retrying store, once per pass, reads one cache line.
+	RetryVersion   uint64
+	RetryBlockings uint64
+	RetryEnd       int32
+	RetryStart     int32
+	RetryScanEnd   int32
+	RetryDemand    int32
+	RetryAbsent    identity.ID
 	// LatestStore is the request's most recent store transfer (0 = none).
 	LatestStore int32
 	// Load is the request's H2D, queued, in flight or completed and not yet
@@ -95,19 +111,6 @@ type Host struct {
 	// FirstAdmissionSeen is set once the first admission's tier attribution
 	// has been reported.
 	FirstAdmissionSeen bool
-	// RetryVersion and RetryEnd remember a whole-range store that had to
-	// retry: while the tier's version and the range end are unchanged, the
-	// retry's answer is too. The Retry* scan fields remember the last range
-	// actually scanned, [RetryStart, RetryScanEnd), its demand, one key of it
-	// that was absent and the tier's blocking count then
-	// (g2.Tier.LastScan explains the bound they give).
-	RetryVersion   uint64
-	RetryEnd       int
-	RetryStart     int
-	RetryScanEnd   int
-	RetryDemand    int
-	RetryAbsent    identity.ID
-	RetryBlockings uint64
 	// G3 staging: consecutive lookups that waited on a G3 promotion with no
 	// G3 progress in between (G3Rounds, against the adapter's epoch
 	// G3Epoch); G3Bypass stops G3 restores for the request after 1,024.
