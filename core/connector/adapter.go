@@ -504,6 +504,14 @@ func (a *Adapter) Tick(now float64) bool {
 	if !a.wake && len(a.arrived) == 0 && a.dom.Shared == nil && a.dom.Next() > now {
 		return false // nothing due: the common case, kept cheap
 	}
+	if a.dom.Shared == nil {
+		// Completions the engine let wait while the rank held nothing
+		// (Deferrable) are applied at their own times, in order, exactly
+		// as if it had woken for each: the record sees the same events.
+		for next := a.dom.Next(); next < now; next = a.dom.Next() {
+			a.tick(next)
+		}
+	}
 	a.tick(now)
 	return a.takeWake()
 }
@@ -537,6 +545,15 @@ func (a *Adapter) NextDeadline() float64 {
 		return math.Inf(1)
 	}
 	return a.dom.Next()
+}
+
+// Deferrable reports whether this rank's pending completions may be applied
+// late, at its next event, without changing anything: its tier is private
+// (no other rank reads it), no G3 store takes writes from it, and nothing
+// completed, woke or waits to be submitted. The engine also requires the
+// rank to hold no request.
+func (a *Adapter) Deferrable() bool {
+	return a.dom.Shared == nil && a.g3 == nil && len(a.arrived) == 0 && !a.wake && !a.HasUnsubmitted()
 }
 
 func (a *Adapter) submit(t *Transfer, now float64) {
