@@ -463,7 +463,6 @@ func (e *Engine) Finish() error {
 	return nil
 }
 
-//
 // late is the earliest private completion of a rank that holds no request
 // and has nothing to submit (connector.Adapter.Deferrable): such a
 // completion only changes that rank's own tier and pool, in deadline order
