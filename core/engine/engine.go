@@ -463,7 +463,8 @@ func (e *Engine) Finish() error {
 	return nil
 }
 
-// late is the earliest private completion of a rank that holds no request
+// nextEvent returns the time of the next event, t, and late: the earliest
+// private completion of a rank that holds no request
 // and has nothing to submit (connector.Adapter.Deferrable): such a
 // completion only changes that rank's own tier and pool, in deadline order
 // whenever it is applied, so it is not an event of its own; the rank's next
