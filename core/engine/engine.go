@@ -13,6 +13,10 @@
 //  5. every idle worker with a runnable rank starts a group pass;
 //  6. the arrivals due at t are dispatched (a rank that only now has work
 //     starts its pass in the next round: the Decision of replay-model.md §5).
+//
+// A private completion on a rank that holds no request is not an instant of
+// its own: step 2 of the rank's next instant applies it, deadline by
+// deadline, with its own time (nextEvent explains why nothing can tell).
 package engine
 
 import (
