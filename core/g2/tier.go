@@ -8,7 +8,6 @@ package g2
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kvsim/kvsim/core/identity"
 )
@@ -455,7 +454,14 @@ func (t *Tier) enterCohort() {
 	case CohortLRU:
 		// One shared stamp: the cohort goes to the tail in identity order,
 		// the deterministic tie-break of connectors.md §4.1.
-		t.scratch = slices.DeleteFunc(t.scratch, func(e int32) bool { return !t.evictable(e) || t.entries[e].inList })
+		k := 0
+		for _, e := range t.scratch {
+			if t.evictable(e) && !t.entries[e].inList {
+				t.scratch[k] = e
+				k++
+			}
+		}
+		t.scratch = t.scratch[:k]
 		sortByID(t.scratch, t.entries)
 		for _, e := range t.scratch {
 			t.pushTail(e)
