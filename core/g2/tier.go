@@ -204,10 +204,17 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 	if t.policy == FreeQueue {
 		return
 	}
-	n := len(ids)
-	if t.touchIsNoop(ids, reverse) {
+	// The record replays list moves one by one and must see the moves a
+	// touch in place does not make (touchIsNoop).
+	if t.obs != nil && t.touchIsNoop(ids, reverse) {
 		return
 	}
+	// Moving each key to the tail in turn is the same as moving each run
+	// of keys that already follow each other in the list as one segment:
+	// a prompt is stored, ranked and touched in block order, so a touch is
+	// a few long runs, often one already at the tail.
+	n := len(ids)
+	first, last := nilEntry, nilEntry
 	for i := 0; i < n; i++ {
 		id := ids[i]
 		if reverse {
@@ -217,12 +224,45 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 		if e == nilEntry || !t.entries[e].inList {
 			continue
 		}
-		if t.tail == e {
+		if last != nilEntry && t.entries[last].next == e {
+			last = e
 			continue
 		}
-		t.unlink(e)
-		t.pushTail(e)
+		t.runToTail(first, last)
+		first, last = e, e
 	}
+	t.runToTail(first, last)
+}
+
+// runToTail moves the run first..last (linked by next; first = nilEntry
+// for none) to the most-recent end, as that many single moves would.
+func (t *Tier) runToTail(first, last int32) {
+	if first == nilEntry || first == t.tail {
+		return // a single key already at the tail does not move
+	}
+	if t.obs != nil {
+		for e := first; ; e = t.entries[e].next {
+			t.obs.Listed(t.entries[e].id, false)
+			t.obs.Listed(t.entries[e].id, true)
+			if e == last {
+				break
+			}
+		}
+	}
+	if last == t.tail {
+		return
+	}
+	prev, next := t.entries[first].prev, t.entries[last].next
+	if prev != nilEntry {
+		t.entries[prev].next = next
+	} else {
+		t.head = next
+	}
+	t.entries[next].prev = prev
+	t.entries[first].prev = t.tail
+	t.entries[t.tail].next = first
+	t.entries[last].next = nilEntry
+	t.tail = last
 }
 
 // touchIsNoop reports whether the listed keys among ids already end the
@@ -584,7 +624,7 @@ func (t *Tier) unlink(e int32) {
 // list holds exactly what the policy says (so pinned and pending entries
 // can never be chosen as victims by a list walk that skips nothing).
 func (t *Tier) Check() error {
-	n, res, ev := 0, 0, 0
+	n, res, ev, listed := 0, 0, 0, 0
 	for i := range t.entries {
 		en := &t.entries[i]
 		if int(en.id) >= len(t.index) || t.index[en.id] != int32(i) {
@@ -604,6 +644,21 @@ func (t *Tier) Check() error {
 		if en.inList != want {
 			return fmt.Errorf("G2-2: entry %d (pending %v, pins %d) list membership %v under %s", en.id, en.pending, en.pins, en.inList, t.policy)
 		}
+		if en.inList {
+			listed++
+		}
+	}
+	// The list is walked both ways (runs are spliced in Touch), so its
+	// links must agree: each entry's prev is the one before it.
+	prev, walked := nilEntry, 0
+	for e := t.head; e != nilEntry && walked <= listed; e = t.entries[e].next {
+		if t.entries[e].prev != prev || !t.entries[e].inList {
+			return fmt.Errorf("G2-2: list entry %d: prev link %d, in list %v; walked from %d", t.entries[e].id, t.entries[e].prev, t.entries[e].inList, prev)
+		}
+		prev, walked = e, walked+1
+	}
+	if prev != t.tail || walked != listed {
+		return fmt.Errorf("G2-2: the list walks %d entries to %d; %d are listed, tail %d", walked, prev, listed, t.tail)
 	}
 	if n != t.n || res != t.resident || ev != t.nEvict {
 		return fmt.Errorf("G2-1: counted %d entries (%d resident, %d evictable), tier says %d (%d, %d)", n, res, ev, t.n, t.resident, t.nEvict)
