@@ -369,10 +369,10 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		t.Slots = append(t.Slots, r.Slots[j])
 	}
 	a.dom.reg.add(t)
-	for _, s := range t.Slots {
-		if a.G1Sources == HoldUntilCopied {
-			a.pool.Hold(s)
-		} else {
+	if a.G1Sources == HoldUntilCopied {
+		a.pool.HoldAll(t.Slots)
+	} else {
+		for _, s := range t.Slots {
 			a.pool.SetDep(s, t.ID)
 		}
 	}
@@ -603,9 +603,7 @@ func (a *Adapter) deliver(t *Transfer) {
 	switch t.Kind {
 	case Store:
 		if a.G1Sources == HoldUntilCopied {
-			for _, s := range t.Slots {
-				a.pool.Unhold(s)
-			}
+			a.pool.UnholdAll(t.Slots)
 			a.emit(Event{Kind: EvHoldRelease, Transfer: t, At: t.Deadline})
 		} else {
 			for _, s := range t.Slots {

@@ -185,25 +185,42 @@ func (p *Pool) Ref(s int32) { p.addUse(s, &p.slots[s].ref) }
 // Pin adds a reservation pin to the cached copy in s.
 func (p *Pool) Pin(s int32) { p.addUse(s, &p.slots[s].pin) }
 
-// Hold adds a copy hold to the cached copy in s.
-func (p *Pool) Hold(s int32) { p.addUse(s, &p.slots[s].hold) }
+// HoldAll adds a copy hold to each cached copy in slots (a store's
+// sources). A hold does not change the slot's owner.
+func (p *Pool) HoldAll(slots []int32) {
+	for _, s := range slots {
+		if p.idle(s) {
+			p.unlink(s)
+		}
+		p.slots[s].hold++
+		p.changed(s)
+	}
+}
+
+// UnholdAll drops a copy hold from each slot in slots.
+func (p *Pool) UnholdAll(slots []int32) {
+	for _, s := range slots {
+		if p.slots[s].hold--; p.slots[s].hold < 0 {
+			panic("g1: use count below zero")
+		}
+		if p.idle(s) {
+			p.pushTail(s)
+		}
+		p.changed(s)
+	}
+}
 
 func (p *Pool) addUse(s int32, counter *int32) {
 	if p.idle(s) {
 		p.unlink(s)
 	}
-	if counter != &p.slots[s].hold {
-		p.slots[s].owner = p.user
-	}
+	p.slots[s].owner = p.user
 	*counter++
 	p.changed(s)
 }
 
 // Unpin drops a reservation pin.
 func (p *Pool) Unpin(s int32) { p.dropUse(s, &p.slots[s].pin) }
-
-// Unhold drops a copy hold.
-func (p *Pool) Unhold(s int32) { p.dropUse(s, &p.slots[s].hold) }
 
 // Release drops one request's use of slot s: a private slot returns to the
 // free capacity; a cached copy loses a reference and joins the queue tail

@@ -196,7 +196,7 @@ func TestPool_UsesKeepCopiesOutOfTheQueue(t *testing.T) {
 		add, del func(p *Pool, s int32)
 	}{
 		{"pin", (*Pool).Pin, (*Pool).Unpin},
-		{"hold", (*Pool).Hold, (*Pool).Unhold},
+		{"hold", func(p *Pool, s int32) { p.HoldAll([]int32{s}) }, func(p *Pool, s int32) { p.UnholdAll([]int32{s}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(3)
