@@ -463,6 +463,9 @@ func (t *Tier) evict(e int32) {
 func (t *Tier) CompleteStore(keys []identity.ID) {
 	t.version++
 	t.scratch = t.scratch[:0]
+	// FreeQueue lists the keys in block order as they complete; the other
+	// policies gather the cohort first (enterCohort).
+	queue := t.policy == FreeQueue
 	for _, id := range keys {
 		e := t.find(id)
 		if e == nilEntry || !t.entries[e].pending {
@@ -471,11 +474,19 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		t.entries[e].pending = false
 		t.resident++
 		t.nEvict++
-		t.scratch = append(t.scratch, e)
+		if queue {
+			if t.entries[e].pins == 0 && !t.entries[e].inList {
+				t.pushTail(e)
+			}
+		} else {
+			t.scratch = append(t.scratch, e)
+		}
 	}
 	t.enterCohort()
-	for _, id := range keys {
-		t.changed(id)
+	if t.obs != nil {
+		for _, id := range keys {
+			t.obs.EntryChanged(id)
+		}
 	}
 }
 
