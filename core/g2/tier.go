@@ -213,14 +213,13 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 	// of keys that already follow each other in the list as one segment:
 	// a prompt is stored, ranked and touched in block order, so a touch is
 	// a few long runs, often one already at the tail.
-	n := len(ids)
+	i, step := 0, 1
+	if reverse {
+		i, step = len(ids)-1, -1
+	}
 	first, last := nilEntry, nilEntry
-	for i := 0; i < n; i++ {
-		id := ids[i]
-		if reverse {
-			id = ids[n-1-i]
-		}
-		e := t.find(id)
+	for ; uint(i) < uint(len(ids)); i += step { // i = -1 ends a reverse walk
+		e := t.find(ids[i])
 		if e == nilEntry || !t.entries[e].inList {
 			continue
 		}
@@ -425,7 +424,9 @@ func (t *Tier) addPending(id identity.ID) {
 		e = int32(len(t.entries))
 		t.entries = append(t.entries, entry{})
 	}
-	t.entries[e] = entry{id: id, pending: true, prev: nilEntry, next: nilEntry, added: t.addSeq}
+	en := &t.entries[e]
+	en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
+	en.pending, en.inList, en.added = true, false, t.addSeq
 	t.addSeq++
 	if int(id) >= len(t.index) {
 		t.index = growIndex(t.index, max(int(id)+1, 2*len(t.index)))
