@@ -358,15 +358,18 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	t.Owner, t.Req = a, r
 	t.Bytes, t.AtFinish, t.PreparedAt = int64(len(keys))*a.blockBytes, atFinish, now
 	copy(t.Keys, keys)
+	// newStore sized both lists for the keys: fill them in place.
+	n := len(keys)
+	t.Indices, t.Slots = t.Indices[:n], t.Slots[:n]
 	if a.RoomLimited {
-		t.Indices = append(t.Indices, a.scratchJ...)
+		copy(t.Indices, a.scratchJ)
 	} else {
-		for _, p := range tier.MissingPositions() {
-			t.Indices = append(t.Indices, int32(start)+p)
+		for i, p := range tier.MissingPositions()[:n] {
+			t.Indices[i] = int32(start) + p
 		}
 	}
-	for _, j := range t.Indices {
-		t.Slots = append(t.Slots, r.Slots[j])
+	for i, j := range t.Indices {
+		t.Slots[i] = r.Slots[j]
 	}
 	a.dom.reg.add(t)
 	if a.G1Sources == HoldUntilCopied {
