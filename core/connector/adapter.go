@@ -282,19 +282,31 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 //
 //go:noinline
 func (a *Adapter) passStore(r *request.Request, computed int, now float64) {
+	// Under a small tier most calls come from a whole-range store that
+	// retries against a tier that has not changed since; they are answered
+	// here, before the full hook (the same test opens store).
+	if h := &r.Host; !a.RoomLimited && h.RetryVersion == a.dom.Tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
+		return
+	}
 	a.store(r, computed, now, false)
 }
 
-func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
+// storeEnd is the block that a store with computed tokens would end at (its
+// scope's full blocks).
+func (a *Adapter) storeEnd(r *request.Request, computed int) int {
 	if a.StoreScope == PromptBlocks {
 		computed = min(computed, r.PromptLen)
 	}
+	return int(uint(computed) / uint(a.bs)) // both ≥ 0; unsigned division is cheaper
+}
+
+func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
 	h := &r.Host
 	start := h.Cursor
-	if computed < (start+1)*a.bs {
+	end := a.storeEnd(r, computed)
+	if end <= start {
 		return // no full block past the cursor
 	}
-	end := computed / a.bs
 	tier := a.dom.Tier
 	var keys []identity.ID
 	if !a.RoomLimited {
