@@ -210,58 +210,124 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 		return
 	}
 	// Moving each key to the tail in turn is the same as moving each run
-	// of keys that already follow each other in the list as one segment:
-	// a prompt is stored, ranked and touched in block order, so a touch is
-	// a few long runs, often one already at the tail.
+	// of keys that are neighbours in the list as one piece: a run that
+	// follows next links keeps its order at the tail, one that follows
+	// prev links (a prompt touched last block first after being listed
+	// in block order) arrives reversed. A touch is a few long runs.
 	i, step := 0, 1
 	if reverse {
 		i, step = len(ids)-1, -1
 	}
-	first, last := nilEntry, nilEntry
+	var run touchRun
+	run.first, run.last = nilEntry, nilEntry
 	for ; uint(i) < uint(len(ids)); i += step { // i = -1 ends a reverse walk
 		e := t.find(ids[i])
 		if e == nilEntry || !t.entries[e].inList {
 			continue
 		}
-		if last != nilEntry && t.entries[last].next == e {
-			last = e
-			continue
-		}
-		t.runToTail(first, last)
-		first, last = e, e
-	}
-	t.runToTail(first, last)
-}
-
-// runToTail moves the run first..last (linked by next; first = nilEntry
-// for none) to the most-recent end, as that many single moves would.
-func (t *Tier) runToTail(first, last int32) {
-	if first == nilEntry || first == t.tail {
-		return // a single key already at the tail does not move
-	}
-	if t.obs != nil {
-		for e := first; ; e = t.entries[e].next {
-			t.obs.Listed(t.entries[e].id, false)
-			t.obs.Listed(t.entries[e].id, true)
-			if e == last {
-				break
+		if run.last != nilEntry {
+			l := &t.entries[run.last]
+			if l.next == e && (!run.back || run.first == run.last) {
+				run.last, run.back = e, false
+				continue
+			}
+			if l.prev == e && (run.back || run.first == run.last) {
+				run.last, run.back = e, true
+				continue
 			}
 		}
+		t.runToTail(run)
+		run = touchRun{first: e, last: e}
 	}
-	if last == t.tail {
+	t.runToTail(run)
+}
+
+// touchRun is a run of touched keys that are neighbours in the list, first
+// touched first; back says each next key is the previous one's prev.
+type touchRun struct {
+	first, last int32
+	back        bool
+}
+
+// runToTail moves a run (first = nilEntry for none) to the most-recent
+// end, as that many single moves in touch order would.
+func (t *Tier) runToTail(run touchRun) {
+	first, last := run.first, run.last
+	if first == nilEntry {
 		return
 	}
-	prev, next := t.entries[first].prev, t.entries[last].next
+	if !run.back {
+		if first == t.tail {
+			return // a single key already at the tail does not move
+		}
+		t.observeRun(first, last, false)
+		if last == t.tail {
+			return
+		}
+		prev, next := t.entries[first].prev, t.entries[last].next
+		t.detach(prev, next)
+		t.entries[first].prev = t.tail
+		t.entries[t.tail].next = first
+		t.entries[last].next = nilEntry
+		t.tail = last
+		return
+	}
+	// The run lies last..first in list order; each key moves after the
+	// one touched before it, first (when not already the tail) included.
+	t.observeRun(first, last, true)
+	t.detach(t.entries[last].prev, t.entries[first].next)
+	for e := first; ; {
+		prev := t.entries[e].prev
+		t.entries[e].prev, t.entries[e].next = t.tail, nilEntry
+		if t.tail != nilEntry {
+			t.entries[t.tail].next = e
+		} else {
+			t.head = e
+		}
+		t.tail = e
+		if e == last {
+			break
+		}
+		e = prev
+	}
+}
+
+// detach links prev and next to each other (either may be nilEntry), cutting
+// out whatever lay between them.
+func (t *Tier) detach(prev, next int32) {
 	if prev != nilEntry {
 		t.entries[prev].next = next
 	} else {
 		t.head = next
 	}
-	t.entries[next].prev = prev
-	t.entries[first].prev = t.tail
-	t.entries[t.tail].next = first
-	t.entries[last].next = nilEntry
-	t.tail = last
+	if next != nilEntry {
+		t.entries[next].prev = prev
+	} else {
+		t.tail = prev
+	}
+}
+
+// observeRun reports each key of a run that moves as leaving and rejoining
+// the list, in touch order: all of them but a first key that is already
+// the tail (which only a backward run can have with more keys).
+func (t *Tier) observeRun(first, last int32, back bool) {
+	if t.obs == nil {
+		return
+	}
+	for e := first; ; {
+		if e != t.tail || e != first {
+			t.obs.Listed(t.entries[e].id, false)
+			t.obs.Listed(t.entries[e].id, true)
+		}
+		if e == last {
+			return
+		}
+		if back {
+			e = t.entries[e].prev
+		} else {
+			e = t.entries[e].next
+		}
+	}
 }
 
 // touchIsNoop reports whether the listed keys among ids already end the
