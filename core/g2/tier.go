@@ -408,16 +408,15 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 			t.missPos = append(t.missPos, int32(i))
 		}
 	}
-	if victims := need - t.NumFree(); victims > 0 {
-		t.scratch = t.scratch[:0]
-		for e := t.head; e != nilEntry && len(t.scratch) < victims; e = t.entries[e].next {
-			if t.evictable(e) && t.entries[e].mark != t.epoch {
-				t.scratch = append(t.scratch, e)
+	for victims, e := need-t.NumFree(), t.head; victims > 0; victims-- {
+		for !t.evictable(e) || t.entries[e].mark == t.epoch {
+			if e = t.entries[e].next; e == nilEntry {
+				panic("g2: protected store without room") // Room counted enough victims
 			}
 		}
-		for _, e := range t.scratch {
-			t.evict(e)
-		}
+		next := t.entries[e].next
+		t.evict(e)
+		e = next
 	}
 	for _, id := range missing[start:] {
 		t.addPending(id)
