@@ -507,9 +507,14 @@ func (t *Tier) addPending(id identity.ID) {
 
 func (t *Tier) evict(e int32) {
 	t.version++
-	id := t.entries[e].id
-	if t.entries[e].inList {
-		t.unlink(e)
+	en := &t.entries[e]
+	id := en.id
+	if en.inList { // unlink, without resetting links the entry's reuse sets
+		if t.obs != nil {
+			t.obs.Listed(id, false)
+		}
+		t.detach(en.prev, en.next)
+		en.inList = false
 	}
 	t.index[id] = nilEntry
 	t.freeEnt = append(t.freeEnt, e)
@@ -684,16 +689,7 @@ func (t *Tier) unlink(e int32) {
 		t.obs.Listed(t.entries[e].id, false)
 	}
 	en := &t.entries[e]
-	if en.prev != nilEntry {
-		t.entries[en.prev].next = en.next
-	} else {
-		t.head = en.next
-	}
-	if en.next != nilEntry {
-		t.entries[en.next].prev = en.prev
-	} else {
-		t.tail = en.prev
-	}
+	t.detach(en.prev, en.next)
 	en.prev, en.next, en.inList = nilEntry, nilEntry, false
 }
 
