@@ -278,13 +278,7 @@ func (t *Tier) runToTail(run touchRun) {
 	t.detach(t.entries[last].prev, t.entries[first].next)
 	for e := first; ; {
 		prev := t.entries[e].prev
-		t.entries[e].prev, t.entries[e].next = t.tail, nilEntry
-		if t.tail != nilEntry {
-			t.entries[t.tail].next = e
-		} else {
-			t.head = e
-		}
-		t.tail = e
+		t.link(e)
 		if e == last {
 			break
 		}
@@ -500,7 +494,10 @@ func (t *Tier) addPending(id identity.ID) {
 	t.n++
 	if t.policy == Ranked {
 		// Rank at store: the new key takes the most-recent place now.
-		t.pushTail(e)
+		if t.obs != nil {
+			t.obs.Listed(id, true)
+		}
+		t.link(e)
 	}
 	t.changed(id)
 }
@@ -547,7 +544,10 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		t.nEvict++
 		if queue {
 			if t.entries[e].pins == 0 && !t.entries[e].inList {
-				t.pushTail(e)
+				if t.obs != nil {
+					t.obs.Listed(id, true)
+				}
+				t.link(e)
 			}
 		} else {
 			t.scratch = append(t.scratch, e)
@@ -674,6 +674,12 @@ func (t *Tier) pushTail(e int32) {
 	if t.obs != nil {
 		t.obs.Listed(t.entries[e].id, true)
 	}
+	t.link(e)
+}
+
+// link appends e to the list's most-recent end, unobserved (small enough
+// to inline into the loops that list many keys).
+func (t *Tier) link(e int32) {
 	en := &t.entries[e]
 	en.prev, en.next, en.inList = t.tail, nilEntry, true
 	if t.tail != nilEntry {
