@@ -564,30 +564,27 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 // enterCohort appends to the eviction order the entries in t.scratch (in
 // key order) that just became evictable.
 func (t *Tier) enterCohort() {
-	switch t.policy {
-	case Ranked:
+	if t.policy == Ranked {
 		return
-	case FreeQueue:
-		for _, e := range t.scratch {
-			if t.evictable(e) && !t.entries[e].inList {
-				t.pushTail(e)
-			}
+	}
+	k := 0
+	for _, e := range t.scratch {
+		if t.evictable(e) && !t.entries[e].inList {
+			t.scratch[k] = e
+			k++
 		}
-	case CohortLRU:
+	}
+	t.scratch = t.scratch[:k]
+	if t.policy == CohortLRU {
 		// One shared stamp: the cohort goes to the tail in identity order,
 		// the deterministic tie-break of connectors.md §4.1.
-		k := 0
-		for _, e := range t.scratch {
-			if t.evictable(e) && !t.entries[e].inList {
-				t.scratch[k] = e
-				k++
-			}
-		}
-		t.scratch = t.scratch[:k]
 		sortByID(t.scratch, t.entries)
-		for _, e := range t.scratch {
-			t.pushTail(e)
+	}
+	for _, e := range t.scratch {
+		if t.obs != nil {
+			t.obs.Listed(t.entries[e].id, true)
 		}
+		t.link(e)
 	}
 }
 
