@@ -444,16 +444,16 @@ func (a *Adapter) Preempt(r *request.Request, now float64) {
 	switch a.PreemptWait {
 	case OwnLatestStore:
 		if t := a.dom.reg.Get(r.Host.LatestStore); t.InFlight() {
-			a.fence = math.Max(a.fence, a.deadline(t))
+			a.fence = max(a.fence, a.deadline(t))
 		}
 	case EveryTransfer:
 		a.dom.eachInflight(func(t *Transfer) {
 			if t.Owner == a {
-				a.fence = math.Max(a.fence, a.deadline(t))
+				a.fence = max(a.fence, a.deadline(t))
 			}
 		})
 		for _, t := range a.arrived {
-			a.fence = math.Max(a.fence, t.Deadline)
+			a.fence = max(a.fence, t.Deadline)
 		}
 	}
 	if a.fence > before {
@@ -580,7 +580,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 		for _, s := range t.Slots {
 			if dep := a.pool.Dep(s); dep != 0 {
 				if d := a.dom.reg.Get(dep); d.InFlight() {
-					ready = math.Max(ready, a.deadline(d))
+					ready = max(ready, a.deadline(d))
 				}
 			}
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/request"
@@ -78,7 +77,7 @@ func (e *Engine) agenticDone(r *request.Request, at float64, completed bool) {
 	if completed {
 		for _, d := range a.dependents[i] {
 			a.waiting[d]--
-			a.readyAt[d] = math.Max(a.readyAt[d], at)
+			a.readyAt[d] = max(a.readyAt[d], at)
 			if a.waiting[d] == 0 {
 				tu := &e.wl.Sessions[s].Turns[int(d)-first]
 				e.arrivals.push(arrival{at: a.readyAt[d] + e.driver.Delay(tu.DelayMs+tu.ToolWaitMs),

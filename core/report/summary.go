@@ -111,7 +111,7 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 		s.CompletedRequests++
 		s.TotalInputTokens += int64(r.InputLength)
 		s.TotalOutputTokens += int64(r.Tokens)
-		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
+		s.DurationMs = max(s.DurationMs, r.TerminalMs)
 		reused += int64(r.Reused)
 		firstReused += int64(r.FirstReused)
 		if r.HasHost {

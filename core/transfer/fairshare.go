@@ -54,7 +54,7 @@ func (f *FairShare) Clock() float64 { return f.clock }
 // move bytes from ready on.
 func (f *FairShare) Submit(id int64, rank int, dir Direction, rankGBps float64, bytes int64, ready float64) {
 	f.jobs = append(f.jobs, &job{id: id, rank: rank, dir: dir, rankGBps: rankGBps,
-		remaining: float64(bytes), firstByte: math.Max(ready, f.clock)})
+		remaining: float64(bytes), firstByte: max(ready, f.clock)})
 }
 
 // Cancel removes job id; other jobs speed up from now on. Jobs that
@@ -79,9 +79,9 @@ func (f *FairShare) Next() float64 {
 	next := math.Inf(1)
 	for _, j := range f.jobs {
 		if !j.moving {
-			next = math.Min(next, j.firstByte)
+			next = min(next, j.firstByte)
 		} else {
-			next = math.Min(next, f.finish(j))
+			next = min(next, f.finish(j))
 		}
 	}
 	return next
@@ -196,7 +196,7 @@ func (f *FairShare) rerate() {
 			r = j.rankGBps * 1e6 / float64(rankJobs[[2]int{j.rank, int(j.dir)}])
 		}
 		if p := f.PoolGBps[j.dir]; p > 0 {
-			r = math.Min(r, p*1e6/float64(poolJobs[j.dir]))
+			r = min(r, p*1e6/float64(poolJobs[j.dir]))
 		}
 		j.rate = r
 	}

@@ -7,8 +7,6 @@
 // 1 GB/s moves 10⁶ bytes per ms. A bandwidth of 0 means unlimited.
 package transfer
 
-import "math"
-
 // Duration returns how long bytes take at bw GB/s (0 when bw is 0).
 func Duration(bytes int64, bw float64) float64 {
 	if bw == 0 || bytes == 0 {
@@ -27,7 +25,7 @@ type Lane struct {
 // Submit schedules a copy of bytes that may start no earlier than ready and
 // returns its start and end.
 func (l *Lane) Submit(bytes int64, ready float64) (start, end float64) {
-	start = math.Max(l.Tail, ready)
+	start = max(l.Tail, ready)
 	end = start + Duration(bytes, l.BandwidthGBps)
 	l.Tail = end
 	return start, end
