@@ -267,21 +267,10 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 // pass scheduled it (for a request admitted in this pass, before is its
 // reused prefix).
 func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
-	if a.StoreTiming == PreviousPasses {
-		after = before
+	computed := a.storeTokens(before, after)
+	if computed < r.StoreFrom {
+		return
 	}
-	// Most calls (a decoding request, every pass) have nothing to store;
-	// the test is here so that it inlines into the scheduler.
-	if after >= r.StoreFrom {
-		a.passStore(r, after, now)
-	}
-}
-
-// passStore stays out of line so that the hook above stays small enough to
-// inline.
-//
-//go:noinline
-func (a *Adapter) passStore(r *request.Request, computed int, now float64) {
 	// Under a small tier most calls come from a whole-range store that
 	// retries against a tier that has not changed since; they are answered
 	// here, before the full hook (the same test opens store).
@@ -289,6 +278,23 @@ func (a *Adapter) passStore(r *request.Request, computed int, now float64) {
 		return
 	}
 	a.store(r, computed, now, false)
+}
+
+// StoreDue reports whether the store hook has anything to look at for a
+// request a pass took from before to after computed tokens. Most passes
+// (a decoding request) have not; the scheduler asks as it schedules, so
+// the hook visits only the requests that have.
+func (a *Adapter) StoreDue(r *request.Request, before, after int) bool {
+	return a.storeTokens(before, after) >= r.StoreFrom
+}
+
+// storeTokens is how many of a request's tokens a pass's store may cover
+// (connectors.md §2.1: the previous passes' work only, or this pass's too).
+func (a *Adapter) storeTokens(before, after int) int {
+	if a.StoreTiming == PreviousPasses {
+		return before
+	}
+	return after
 }
 
 // storeEnd is the block that a store with computed tokens would end at (its

@@ -20,6 +20,8 @@ func (k *Rank) Pass(now float64) *PassResult {
 	res.Admissions = res.Admissions[:0]
 	res.Preempted = res.Preempted[:0]
 	res.PrefillTokens = 0
+	clear(k.storeDue)
+	k.storeDue = k.storeDue[:0]
 
 	budget := k.Cfg.MaxBatchedTokens
 	preempted := false
@@ -45,14 +47,15 @@ func (k *Rank) Pass(now float64) *PassResult {
 	}
 
 	// Stores, for every running request scheduled in this pass, in running
-	// order (connectors.md §2.1 step 4). The pass result lists exactly those,
-	// in that order: both loops above append in running order, and a
-	// preemption (which only takes the running list's last request) removes
-	// its victim's entry.
+	// order (connectors.md §2.1 step 4). schedule listed, in that order,
+	// those with something to store (Adapter.StoreDue); a preemption (which
+	// only takes the running list's last request) took its victim out of
+	// the pass, which scheduledOf tells.
 	if k.Host != nil {
-		for i := range res.Scheduled {
-			s := &res.Scheduled[i]
-			k.Host.ObserveCompletedBlocks(s.Req, s.Before, s.Req.Computed, now)
+		for _, r := range k.storeDue {
+			if s := k.scheduledOf(r); s != nil {
+				k.Host.ObserveCompletedBlocks(r, s.Before, r.Computed, now)
+			}
 		}
 	}
 
@@ -231,6 +234,9 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	*budget -= n
 	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
 	k.res.Scheduled = append(k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
+	if k.Host != nil && k.Host.StoreDue(r, before, target) {
+		k.storeDue = append(k.storeDue, r)
+	}
 	return scheduled
 }
 

@@ -67,6 +67,9 @@ type Rank struct {
 	obs       Observer
 	nextOrder int64
 	mark      uint32 // pass counter for Request.PassMark
+	// storeDue lists, in scheduling order, this pass's requests with
+	// something for the store hook (connector.Adapter.StoreDue).
+	storeDue []*request.Request
 }
 
 // Observer receives scheduler happenings for the per-pass record.
