@@ -271,10 +271,17 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 	if computed < r.StoreFrom {
 		return
 	}
-	// Under a small tier most calls come from a whole-range store that
-	// retries against a tier that has not changed since; they are answered
-	// here, before the full hook (the same test opens store).
-	if h := &r.Host; !a.RoomLimited && h.RetryVersion == a.dom.Tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
+	// Under a small tier most calls change nothing; they are answered here,
+	// before the full hook. A whole-range store retries again against a
+	// tier that has not changed since its last retry (the same test opens
+	// store). A room-limited store without room stops at its first absent
+	// key, so when that is the cursor's own, nothing moves.
+	h, tier := &r.Host, a.dom.Tier
+	if a.RoomLimited {
+		if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
+			return
+		}
+	} else if h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
 		return
 	}
 	a.store(r, computed, now, false)
