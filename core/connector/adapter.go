@@ -48,6 +48,11 @@ type Adapter struct {
 	scratchJ []int32 // block indices of scratch's keys (room-limited stores)
 	g3       *g3Side // nil without G3
 	Stats    Stats
+	// FullStoreHook turns off the store hook's shortcuts (the answers it
+	// gives without scanning: a retry against an unchanged tier, the
+	// demand bound, a room-limited store without room). They change
+	// nothing; tests run both ways and compare reports and records.
+	FullStoreHook bool
 }
 
 // NewAdapter joins a rank to dom. bytesPerToken sizes a block's copy.
@@ -271,20 +276,24 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 	if computed < r.StoreFrom {
 		return
 	}
-	// Under a small tier most calls change nothing; they are answered here,
-	// before the full hook. A whole-range store retries again against a
-	// tier that has not changed since its last retry (the same test opens
-	// store). A room-limited store without room stops at its first absent
-	// key, so when that is the cursor's own, nothing moves.
-	h, tier := &r.Host, a.dom.Tier
-	if a.RoomLimited {
-		if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
-			return
-		}
-	} else if h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
+	if !a.FullStoreHook && a.storeChangesNothing(r, computed) {
 		return
 	}
 	a.store(r, computed, now, false)
+}
+
+// storeChangesNothing answers, without scanning, the calls of the hook
+// that cannot change anything, which under a small tier are most of them:
+// a whole-range store that retries against a tier that has not changed
+// since its last retry (the same test opens store), and a room-limited
+// store without room whose cursor key is absent (the store's scan would
+// stop at that key, its first).
+func (a *Adapter) storeChangesNothing(r *request.Request, computed int) bool {
+	h, tier := &r.Host, a.dom.Tier
+	if a.RoomLimited {
+		return tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent
+	}
+	return h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed)
 }
 
 // StoreDue reports whether the store hook has anything to look at for a
@@ -322,7 +331,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	}
 	tier := a.dom.Tier
 	var keys []identity.ID
-	if !a.RoomLimited {
+	if !a.RoomLimited && !a.FullStoreHook {
 		if int(h.RetryEnd) == end && h.RetryVersion == tier.Version() {
 			return // the same store against the same tier retries again
 		}

@@ -57,6 +57,9 @@ type Options struct {
 	// ranks that hold nothing (see nextEvent): tests run both ways and
 	// compare the reports and records byte for byte.
 	WakeForEveryCompletion bool
+	// FullStoreHook turns off the G2 store hook's shortcuts
+	// (connector.Adapter.FullStoreHook), for the same comparison.
+	FullStoreHook bool
 }
 
 // ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
@@ -370,6 +373,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
 					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
 						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})
+				rk.Host.FullStoreHook = e.opts.FullStoreHook
 				if g3Store != nil {
 					g := kv.G3Offload
 					rk.Host.SetG3(g3Store, wk.index, g3.Link{ReadGBps: g.ReadBandwidthGBps, WriteGBps: g.WriteBandwidthGBps,
