@@ -276,24 +276,22 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 	if computed < r.StoreFrom {
 		return
 	}
-	if !a.FullStoreHook && a.storeChangesNothing(r, computed) {
-		return
+	// Under a small tier most calls cannot change anything; they are
+	// answered here without scanning (unless FullStoreHook): a whole-range
+	// store that retries against a tier that has not changed since its
+	// last retry (the same test opens store), and a room-limited store
+	// without room whose cursor key is absent (its scan would stop at that
+	// key, its first).
+	if h, tier := &r.Host, a.dom.Tier; !a.FullStoreHook {
+		if a.RoomLimited {
+			if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
+				return
+			}
+		} else if h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
+			return
+		}
 	}
 	a.store(r, computed, now, false)
-}
-
-// storeChangesNothing answers, without scanning, the calls of the hook
-// that cannot change anything, which under a small tier are most of them:
-// a whole-range store that retries against a tier that has not changed
-// since its last retry (the same test opens store), and a room-limited
-// store without room whose cursor key is absent (the store's scan would
-// stop at that key, its first).
-func (a *Adapter) storeChangesNothing(r *request.Request, computed int) bool {
-	h, tier := &r.Host, a.dom.Tier
-	if a.RoomLimited {
-		return tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent
-	}
-	return h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed)
 }
 
 // StoreDue reports whether the store hook has anything to look at for a

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/kvsim/kvsim/core/connector"
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
@@ -48,14 +50,11 @@ func (k *Rank) Pass(now float64) *PassResult {
 
 	// Stores, for every running request scheduled in this pass, in running
 	// order (connectors.md §2.1 step 4). schedule listed, in that order,
-	// those with something to store (Adapter.StoreDue); a preemption (which
-	// only takes the running list's last request) took its victim out of
-	// the pass, which scheduledOf tells.
+	// those with something to store (Adapter.StoreDue); a preemption takes
+	// its victim out of the list.
 	if k.Host != nil {
-		for _, r := range k.storeDue {
-			if s := k.scheduledOf(r); s != nil {
-				k.Host.ObserveCompletedBlocks(r, s.Before, r.Computed, now)
-			}
+		for _, s := range k.storeDue {
+			k.Host.ObserveCompletedBlocks(s.Req, s.Before, s.Req.Computed, now)
 		}
 	}
 
@@ -235,7 +234,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
 	k.res.Scheduled = append(k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
 	if k.Host != nil && k.Host.StoreDue(r, before, target) {
-		k.storeDue = append(k.storeDue, r)
+		k.storeDue = append(k.storeDue, Scheduled{Req: r, Before: before})
 	}
 	return scheduled
 }
@@ -253,6 +252,7 @@ func (k *Rank) preemptLast(now float64) *request.Request {
 		fa = k.Host.ComputeStart(now)
 	}
 	// Undo its work in this pass, if any.
+	k.storeDue = slices.DeleteFunc(k.storeDue, func(s Scheduled) bool { return s.Req == v })
 	for i, s := range k.res.Scheduled {
 		if s.Req == v {
 			k.res.Scheduled = append(k.res.Scheduled[:i], k.res.Scheduled[i+1:]...)

@@ -69,7 +69,7 @@ type Rank struct {
 	mark      uint32 // pass counter for Request.PassMark
 	// storeDue lists, in scheduling order, this pass's requests with
 	// something for the store hook (connector.Adapter.StoreDue).
-	storeDue []*request.Request
+	storeDue []Scheduled // Req and Before only
 }
 
 // Observer receives scheduler happenings for the per-pass record.
