@@ -24,7 +24,7 @@ func TestStoreShortcutsChangeNothing(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		for _, conn := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
 			rng := rand.New(rand.NewPCG(seed, 11))
-			w := harness.World{Connector: conn, G1: 16 + rng.IntN(32), G2: 2 + rng.IntN(10),
+			w := harness.World{Connector: conn, G1: 8 + rng.IntN(40), G2: 2 + rng.IntN(10),
 				Budget: 8 + rng.IntN(56), MaxSeq: 2 + rng.IntN(6),
 				D2H: []float64{0, 0.25, 1}[rng.IntN(3)], H2D: []float64{0, 0.5, 2}[rng.IntN(3)]}
 			rows := sharedPrefixRows(rng)
