@@ -287,7 +287,7 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 			if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
 				return
 			}
-		} else if h.RetryVersion == tier.Version() && int(h.RetryEnd) == a.storeEnd(r, computed) {
+		} else if a.retriesAgain(r, computed) {
 			return
 		}
 	}
@@ -311,6 +311,26 @@ func (a *Adapter) storeTokens(before, after int) int {
 	return after
 }
 
+// noteRetry remembers that r's whole-range store ending at block end
+// retried against the tier as it is now: the tokens whose store ends at
+// the same block are [end·bs, (end+1)·bs), or from end·bs on when the
+// prompt caps the range there.
+func (a *Adapter) noteRetry(r *request.Request, end int) {
+	r.StoreRetryVersion = a.dom.Tier.Version()
+	r.StoreRetryFrom, r.StoreRetryBelow = int32(end*a.bs), int32((end+1)*a.bs)
+	if a.StoreScope == PromptBlocks && (end+1)*a.bs > r.PromptLen {
+		r.StoreRetryBelow = math.MaxInt32
+	}
+}
+
+// retriesAgain reports whether a store of computed tokens is the one that
+// last retried (noteRetry), against a tier that has not changed since: its
+// answer would be Retry again.
+func (a *Adapter) retriesAgain(r *request.Request, computed int) bool {
+	return r.StoreRetryVersion == a.dom.Tier.Version() &&
+		computed >= int(r.StoreRetryFrom) && computed < int(r.StoreRetryBelow)
+}
+
 // storeEnd is the block that a store with computed tokens would end at (its
 // scope's full blocks).
 func (a *Adapter) storeEnd(r *request.Request, computed int) int {
@@ -330,8 +350,8 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	tier := a.dom.Tier
 	var keys []identity.ID
 	if !a.RoomLimited && !a.FullStoreHook {
-		if int(h.RetryEnd) == end && h.RetryVersion == tier.Version() {
-			return // the same store against the same tier retries again
+		if a.retriesAgain(r, computed) {
+			return
 		}
 		if start == int(h.RetryStart) && end >= int(h.RetryScanEnd) && int(h.RetryScanEnd) > start {
 			// A superset of the keys last scanned retries while a lower
@@ -341,7 +361,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 				demand = max(demand, 1)
 			}
 			if demand > tier.Room() {
-				h.RetryEnd, h.RetryVersion = int32(end), tier.Version()
+				a.noteRetry(r, end)
 				return
 			}
 		}
@@ -355,7 +375,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 		switch res {
 		case g2.Retry:
 			demand, absent := tier.LastScan()
-			h.RetryEnd, h.RetryVersion = int32(end), tier.Version()
+			a.noteRetry(r, end)
 			h.RetryStart, h.RetryScanEnd, h.RetryBlockings = int32(start), int32(end), blockings
 			h.RetryDemand, h.RetryAbsent = int32(demand), absent
 			return

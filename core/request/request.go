@@ -43,6 +43,15 @@ type Request struct {
 	// the connector first sets its cursor). It sits next to Computed so that
 	// the scheduler's loop over a pass's requests reads one cache line.
 	StoreFrom int
+	// StoreRetryVersion, StoreRetryFrom and StoreRetryBelow belong to the
+	// connector too: a whole-range store that had to retry answers Retry
+	// again while the tier's version is StoreRetryVersion and the request's
+	// computed tokens stay in [StoreRetryFrom, StoreRetryBelow) (the same
+	// range end). Most per-pass hook calls under a small tier stop here, so
+	// they share StoreFrom's cache line.
+	StoreRetryVersion uint64
+	StoreRetryFrom    int32
+	StoreRetryBelow   int32
 	// Slots is the G1 block table: Slots[j] holds block j.
 	Slots []int32
 
@@ -87,16 +96,13 @@ func (r *Request) PromptKeys(bs int) []identity.ID { return r.Seq.IDs[:r.PromptL
 type Host struct {
 	// Cursor is the next prompt block the store logic will consider.
 	Cursor int
-	// RetryVersion and RetryEnd remember a whole-range store that had to
-	// retry: while the tier's version and the range end are unchanged, the
-	// retry's answer is too. The other Retry fields remember the last range
-	// actually scanned, [RetryStart, RetryScanEnd), its demand, one key of it
-	// that was absent and the tier's blocking count then
-	// (g2.Tier.LastScan explains the bound they give). They follow Cursor
-	// so that a retrying store, once per pass, reads one cache line.
-	RetryVersion   uint64
+	// The Retry fields remember the last range a whole-range store
+	// actually scanned and had to retry, [RetryStart, RetryScanEnd), its
+	// demand, one key of it that was absent and the tier's blocking count
+	// then (g2.Tier.LastScan explains the bound they give); see also
+	// Request.StoreRetryVersion. They follow Cursor so that a retrying
+	// store reads one cache line.
 	RetryBlockings uint64
-	RetryEnd       int32
 	RetryStart     int32
 	RetryScanEnd   int32
 	RetryDemand    int32
