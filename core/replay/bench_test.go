@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,21 +107,31 @@ type benchCase struct {
 func pairBench(b *testing.B, base, other benchCase, name string) {
 	tr := benchTrace(b)
 	var tBase, tOther cost
+	ratios := make([]float64, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		var pb, po cost
 		if i%2 == 0 {
-			tBase.add(timedRun(b, base, tr))
-			tOther.add(timedRun(b, other, tr))
+			pb = timedRun(b, base, tr)
+			po = timedRun(b, other, tr)
 		} else {
-			tOther.add(timedRun(b, other, tr))
-			tBase.add(timedRun(b, base, tr))
+			po = timedRun(b, other, tr)
+			pb = timedRun(b, base, tr)
 		}
+		tBase.add(pb)
+		tOther.add(po)
+		ratios = append(ratios, po.wall.Seconds()/pb.wall.Seconds())
 	}
 	n := float64(b.N)
 	b.ReportMetric(tBase.wall.Seconds()*1000/n, "ms-"+name)
 	b.ReportMetric(tOther.wall.Seconds()*1000/n, "ms-other")
 	b.ReportMetric(tOther.wall.Seconds()/tBase.wall.Seconds(), "x-"+name)
+	// The median pair is what a pair looks like when neither run was
+	// slowed by something else on the machine; one slowed run moves the
+	// summed ratio above, not this.
+	slices.Sort(ratios)
+	b.ReportMetric((ratios[(len(ratios)-1)/2]+ratios[len(ratios)/2])/2, "x-"+name+"-median")
 	if tBase.cpu > 0 {
 		b.ReportMetric(tOther.cpu.Seconds()/tBase.cpu.Seconds(), "x-"+name+"-cpu")
 	}
