@@ -6,7 +6,8 @@
 #                            Go package, the CLI at build/bin/kvsim, then every build_* hook
 #   ./build.sh run [ARGS]    build, then `build/bin/kvsim predict ARGS` (no ARGS: the built-in example)
 #   ./build.sh test          build; install Debian's chromium when /usr/bin/chromium is missing and we
-#                            are root; gofmt, go vet ./..., go test ./..., the core's tests under
+#                            are root; gofmt, go vet ./..., go test ./... (the browser tests
+#                            of ./e2e run alone in test_ui), the core's tests under
 #                            GOOS=js GOARCH=wasm (node), 10 s of fuzzing each for FuzzParse
 #                            (core/config) and FuzzRead (core/trace); then every test_* hook
 #   ./build.sh serve [ARGS]  build, then the one serve_* hook with ARGS ("not available yet" without one)
@@ -165,8 +166,11 @@ $unformatted"
 	fi
 	log "go vet ./..."
 	go vet ./...
-	log "go test ./..."
-	go test ./...
+	# The browser tests (./e2e) measure the page's timing (summary latency, timer ticks during a
+	# run), so they do not share the cores with the other packages: test_ui (scripts/ui.sh) runs
+	# them alone after this stage.
+	log "go test ./... (but ./e2e, which test_ui runs)"
+	go test $(go list ./... | grep -v '/e2e$')
 	command -v node >/dev/null || die "node is not installed (the GOOS=js GOARCH=wasm tests run under it)"
 	log "GOOS=js GOARCH=wasm go test ./core/..."
 	PATH="$GO_WASM_PATH" GOOS=js GOARCH=wasm go test ./core/...
