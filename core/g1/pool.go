@@ -197,7 +197,9 @@ func (p *Pool) HoldAll(slots []int32) {
 	}
 }
 
-// UnholdAll drops a copy hold from each slot in slots.
+// UnholdAll drops a copy hold from each slot in slots: dropUse for each,
+// written out because dropUse does not inline and this loop runs once per
+// stored block (26 M instructions per §E run under simple_cpu_v0_32).
 func (p *Pool) UnholdAll(slots []int32) {
 	for _, s := range slots {
 		if p.slots[s].hold--; p.slots[s].hold < 0 {

@@ -494,10 +494,7 @@ func (t *Tier) addPending(id identity.ID) {
 	t.n++
 	if t.policy == Ranked {
 		// Rank at store: the new key takes the most-recent place now.
-		if t.obs != nil {
-			t.obs.Listed(id, true)
-		}
-		t.link(e)
+		t.pushTail(e)
 	}
 	t.changed(id)
 }
@@ -544,7 +541,7 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		t.nEvict++
 		if queue {
 			if t.entries[e].pins == 0 && !t.entries[e].inList {
-				if t.obs != nil {
+				if t.obs != nil { // pushTail, inlined: this loop lists every stored block
 					t.obs.Listed(id, true)
 				}
 				t.link(e)
@@ -581,7 +578,7 @@ func (t *Tier) enterCohort() {
 		sortByID(t.scratch, t.entries)
 	}
 	for _, e := range t.scratch {
-		if t.obs != nil {
+		if t.obs != nil { // pushTail, inlined as in CompleteStore
 			t.obs.Listed(t.entries[e].id, true)
 		}
 		t.link(e)
