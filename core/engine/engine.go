@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/connector"
@@ -60,10 +61,20 @@ type Options struct {
 	// FullStoreHook turns off the G2 store hook's shortcuts
 	// (connector.Adapter.FullStoreHook), for the same comparison.
 	FullStoreHook bool
+	// FIFOWaiters orders awake connector waiters strictly first come first
+	// served, without scheduler.Rank.nextCandidate's completed-load-first
+	// Decision: tests use it to show the stall that Decision prevents.
+	FIFOWaiters bool
 }
 
 // ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
 var ErrTooManyPasses = errors.New("the run needs more passes than allowed")
+
+// ErrStalled is returned when nothing is left to happen but dispatched
+// requests have not finished: no arrival, pass or transfer will ever wake
+// them, so the report would silently leave them out (a scheduling deadlock
+// of the modelled rules; docs/invariants.md E-1).
+var ErrStalled = errors.New("the replay stalled")
 
 // Observer receives engine-level happenings; the per-pass record
 // implements it together with the scheduler, G1, G2 and connector
@@ -316,6 +327,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
 		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
+		FIFOWaiters: e.opts.FIFOWaiters,
 	}
 	var rules connector.Rules
 	var shared *connector.Domain
@@ -438,7 +450,10 @@ func (e *Engine) RunUntil(until float64) (more bool, err error) {
 		if late < t && (math.IsInf(t, 1) || t > until || t > e.cutoff) {
 			t = late // nothing else comes before the end, until or the cutoff
 		}
-		if math.IsInf(t, 1) || t > e.cutoff {
+		if math.IsInf(t, 1) {
+			return false, e.stalled()
+		}
+		if t > e.cutoff {
 			return false, nil
 		}
 		if t > until {
@@ -457,6 +472,23 @@ func (e *Engine) RunUntil(until float64) (more bool, err error) {
 			e.opts.Progress(e.done, total)
 		}
 	}
+}
+
+// stalled returns ErrStalled, naming the first stuck requests, when the run
+// ran out of events with dispatched requests unfinished.
+func (e *Engine) stalled() error {
+	stuck := e.Dispatched() - e.done
+	if stuck <= 0 {
+		return nil
+	}
+	var ids []string
+	for i := range e.Records {
+		if rec := &e.Records[i]; !math.IsNaN(rec.DispatchedMs) && rec.Status == "" && len(ids) < 3 {
+			ids = append(ids, rec.RequestID)
+		}
+	}
+	return fmt.Errorf("%w at %v ms: %d dispatched requests can never finish (%s): no arrival, pass or transfer is left to wake them",
+		ErrStalled, e.now, stuck, strings.Join(ids, ", "))
 }
 
 // Finish ends the run: the last progress report and the observer's Finish.

@@ -39,6 +39,8 @@ type Config struct {
 	ContextLength    int // 0 = no limit
 	PrefillMs        float64
 	DecodeMs         float64
+	// FIFOWaiters drops nextCandidate's completed-load-first order (tests).
+	FIFOWaiters bool
 }
 
 // TokenSource hands out ids for generated output tokens.
