@@ -252,6 +252,7 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 // for the request's first admission.
 func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens int, first bool) {
 	h := &r.Host
+	resetG3Rounds(r)
 	g1Tokens = reused
 	if ld := h.Load; ld != nil && ld.Done {
 		g1Tokens = min(ld.G1Tokens, reused)
@@ -480,6 +481,7 @@ func (a *Adapter) Finish(r *request.Request, now float64) {
 // Preempt is the preempt_request hook (connectors.md §5.6): it raises the
 // compute fence before the victim's blocks are freed.
 func (a *Adapter) Preempt(r *request.Request, now float64) {
+	resetG3Rounds(r)
 	before := a.fence
 	switch a.PreemptWait {
 	case OwnLatestStore:
@@ -533,6 +535,11 @@ func (a *Adapter) ComputeStart(now float64) float64 {
 	}
 	return now
 }
+
+// Wake makes the rank's sleeping connector waiters wake at its next
+// boundary or idle tick: something they may wait for changed outside the
+// rank (a G3 store another worker wrote to).
+func (a *Adapter) Wake() { a.wake = true }
 
 // Boundary is the engine boundary at a pass end (connectors.md §2.1 step 6):
 // apply completions, submit prepared stores then queued loads, apply the

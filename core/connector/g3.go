@@ -16,15 +16,21 @@ import (
 // Decision: G3 completions take effect on G2 at their physical time (like a
 // shared pool's), and wake the waiters of the domain's ranks.
 
-// bypassRounds is how many consecutive promotion rounds without G3 progress
-// a request waits before it stops restoring from G3 (§10).
+// bypassRounds is how many consecutive restore rounds a request makes while
+// its rank does no work before it stops restoring from G3 (§10). As in
+// aisimulate: a round is a lookup that submits new promotions (waiting for
+// promotions in flight is not one); the count restarts when the rank
+// schedules work or emits output (RankWorked) and when the request is
+// admitted or preempted, which also ends a bypass. Counting any G3
+// completion as progress instead let a prefix larger than G2 thrash
+// forever (its own promotions evicting each other complete every round).
 const bypassRounds = 1024
 
 type g3Side struct {
 	store    *g3.Store
 	worker   int
 	link     g3.Link
-	epoch    int64 // G3 completions seen by this adapter
+	worked   int64 // passes in which the rank scheduled work or emitted output
 	triedAt  float64
 	tried    map[[2]int64]bool // (request, key) promoted at triedAt
 	scratch  []identity.ID
@@ -59,7 +65,6 @@ func (a *Adapter) G3Completed(j *g3.Job) {
 	case g3.Read:
 		a.dom.Tier.CompleteStore(j.Keys)
 	}
-	a.g3.epoch++
 	for _, x := range a.dom.adapters {
 		x.wake = true
 	}
@@ -111,15 +116,12 @@ scan:
 			break scan
 		}
 	}
-	if len(s.promoted) > 0 {
-		s.store.SubmitRead(s.worker, s.promoted, now, s.link, a)
-		deferred = true
+	if len(s.promoted) == 0 {
+		return deferred
 	}
-	if !deferred {
-		return false
-	}
-	if h.G3Epoch != s.epoch {
-		h.G3Epoch, h.G3Rounds = s.epoch, 0
+	s.store.SubmitRead(s.worker, s.promoted, now, s.link, a)
+	if h.G3Epoch != s.worked {
+		h.G3Epoch, h.G3Rounds = s.worked, 0
 	}
 	h.G3Rounds++
 	if h.G3Rounds > bypassRounds {
@@ -128,4 +130,18 @@ scan:
 		return false
 	}
 	return true
+}
+
+// RankWorked tells G3 staging that the rank scheduled work or emitted
+// output in a pass: its requests' restore rounds start again (bypassRounds).
+func (a *Adapter) RankWorked() {
+	if a.g3 != nil {
+		a.g3.worked++
+	}
+}
+
+// resetG3Rounds restarts r's restore rounds and ends its bypass (at
+// admission and preemption, bypassRounds).
+func resetG3Rounds(r *request.Request) {
+	r.Host.G3Rounds, r.Host.G3Bypass = 0, false
 }

@@ -588,9 +588,13 @@ func (e *Engine) settle() {
 			}
 		}
 		for _, st := range e.g3Stores {
-			for _, j := range st.Advance(now) {
+			jobs := st.Advance(now)
+			for _, j := range jobs {
 				j.Owner.(*connector.Adapter).G3Completed(j)
 				changed = true
+			}
+			if len(jobs) > 0 {
+				e.wakeG3Readers(st)
 			}
 		}
 		for len(e.handoffs) > 0 && e.handoffs[0].at <= now {
@@ -622,6 +626,22 @@ func (e *Engine) settle() {
 	}
 }
 
+// wakeG3Readers wakes the connector waiters of every rank behind G3 store
+// st. Decision (replay-model.md §10 is silent): a G3 completion wakes them
+// all, not only the ranks of the submitter's G2 domain, because a
+// cluster_shared store is read by every worker: one worker's finished write
+// is what another's deferred lookup waits for (its block was pending in G3),
+// and without this wake that lookup slept to the end of the run.
+func (e *Engine) wakeG3Readers(st *g3.Store) {
+	for _, w := range e.workers {
+		for _, rk := range w.ranks {
+			if rk.Host != nil && rk.Host.G3() == st {
+				rk.Host.Wake()
+			}
+		}
+	}
+}
+
 // tickIdle applies due transfer completions on idle workers' ranks and
 // wakes their sleepers.
 func (e *Engine) tickIdle(now float64) bool {
@@ -641,6 +661,12 @@ func (e *Engine) tickIdle(now float64) bool {
 				rk.WakeSleepers()
 				w.poked = true
 				changed = true
+				if rk.Role == config.RoleDecode && len(e.pending[rk.Index]) > 0 {
+					// Finished copies release held G1 blocks and
+					// fences: capacity a waiting reservation may
+					// need (see tryReservations).
+					e.tryReservations(rk, now)
+				}
 			}
 		}
 	}
@@ -694,10 +720,10 @@ func (e *Engine) completePass(w *worker) {
 		if res.Changed {
 			changed = true
 		}
-		e.commit(rk, res, end)
-		if rk.Role == config.RoleDecode {
-			e.tryReservations(rk, end)
+		if rk.Host != nil && (len(res.Scheduled) > 0 || len(res.Emitted) > 0) {
+			rk.Host.RankWorked()
 		}
+		e.commit(rk, res, end)
 		if e.opts.Observer != nil {
 			e.opts.Observer.PassEnd(rk, res, end)
 		}
@@ -705,6 +731,14 @@ func (e *Engine) completePass(w *worker) {
 			if err := e.check(rk); err != nil && e.checkErr == nil {
 				e.checkErr = fmt.Errorf("after pass ending at %v on worker %d rank %d: %w", end, rk.Worker, rk.DP, err)
 			}
+		}
+	}
+	// Every decode rank of the group retries its waiting reservations, not
+	// only the ranks that planned work: the boundary's finished copies may
+	// have freed capacity on an unplanned one too (see tryReservations).
+	for _, rk := range w.ranks {
+		if rk.Role == config.RoleDecode {
+			e.tryReservations(rk, end)
 		}
 	}
 	if !changed {

@@ -51,7 +51,13 @@ func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
 
 // tryReservations reserves decode room for pending destinations of rk in
 // arrival order while rk runs fewer than max_sequences requests; the first
-// that does not fit waits for capacity to free.
+// that does not fit waits for capacity to free. Every decode rank of a group
+// retries at the group's pass end (completePass), planned or not, and, with
+// G2, when copies finish while its worker is idle (tickIdle): a finished
+// store releases the G1 blocks it held or fenced. Decision (replay-model.md
+// §12 lists pass ends, finishes and cancellations only): without those
+// retries a reservation refused against held blocks waited forever on a
+// decode rank that had nothing else to do.
 func (e *Engine) tryReservations(rk *Rank, t float64) {
 	q := e.pending[rk.Index]
 	for len(q) > 0 && len(rk.Running()) < rk.Cfg.MaxSequences {

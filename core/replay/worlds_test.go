@@ -23,12 +23,13 @@ var worlds = flag.Int("worlds", 0, "how many random worlds TestRandomWorldsRunCl
 // TestRandomWorldsRunClean replays random small worlds that span the
 // configuration space the page and the CLI accept (every connector and no
 // tier, both scopes, several replicas and DP ranks, tiny and roomy G1 and
-// G2, instant and slow copies, latency, multi-turn sessions sharing
-// prefixes, prompts ending inside a block) with the invariant checker on
-// after every pass. Each world either fails validation with a config error
-// or runs to the end; none may panic, trip an invariant or finish with
-// requests unaccounted for, and a second run gives byte-identical
-// prediction.json, requests.jsonl and passes.jsonl.
+// G2, instant and slow copies, latency, G3 behind G2, prefill/decode
+// deployments, multi-turn sessions sharing prefixes, prompts ending inside
+// a block) with the invariant checker on after every pass. Each world
+// either fails validation with a config error or runs to the end; none may
+// panic, trip an invariant or finish with requests unaccounted for, and a
+// second run gives byte-identical prediction.json, requests.jsonl and
+// passes.jsonl.
 func TestRandomWorldsRunClean(t *testing.T) {
 	n := *worlds
 	if n == 0 {
@@ -38,34 +39,114 @@ func TestRandomWorldsRunClean(t *testing.T) {
 		}
 	}
 	ran, refused := 0, 0
+	kinds := map[string]int{}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		rng := rand.New(rand.NewPCG(seed, 29))
-		w, rows := randomWorld(rng)
-		cfg, err := config.Parse("world.yaml", ".", []byte(w.YAML()), nil)
+		kind, yaml, rows := randomDeployment(seed)
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
 		if err != nil {
+			var ce *config.Error
+			if !errors.As(err, &ce) {
+				t.Errorf("world %d: %T %v is not a config error", seed, err, err)
+			}
 			refused++
 			continue
 		}
 		ran++
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+		kinds[kind]++
+		t.Run(fmt.Sprintf("%d-%s", seed, kind), func(t *testing.T) {
 			defer func() {
 				if p := recover(); p != nil {
-					t.Fatalf("panic: %v\n%s\n%s", p, w.YAML(), harness.RowsJSONL(rows))
+					t.Fatalf("panic: %v\n%s\n%s", p, yaml, harness.RowsJSONL(rows))
 				}
 			}()
 			first := runClean(t, cfg, rows)
 			second := runClean(t, cfg, rows)
 			for k, name := range []string{"prediction.json", "requests.jsonl", "passes.jsonl"} {
 				if !bytes.Equal(first[k], second[k]) {
-					t.Errorf("%s differs between two runs of the same world\n%s", name, w.YAML())
+					t.Errorf("%s differs between two runs of the same world\n%s", name, yaml)
 				}
+			}
+			if t.Failed() {
+				t.Logf("world:\n%s", yaml)
 			}
 		})
 	}
-	t.Logf("%d worlds ran, %d refused by validation", ran, refused)
+	t.Logf("%d worlds ran %v, %d refused by validation", ran, kinds, refused)
 	if ran < n*3/4 {
 		t.Errorf("only %d of %d worlds ran: the generator makes mostly invalid configs", ran, n)
 	}
+}
+
+// randomDeployment draws world seed: half of them one aggregated role
+// (randomWorld), a quarter that with G3 behind G2, a quarter prefill and
+// decode roles. It returns the kind, the config and the rows.
+func randomDeployment(seed uint64) (kind, yaml string, rows []harness.Row) {
+	w, rows := randomWorld(rand.New(rand.NewPCG(seed, 29)))
+	rng := rand.New(rand.NewPCG(seed, 31)) // a second stream keeps randomWorld's draws as they were
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	switch rng.IntN(4) {
+	case 0:
+		// G3 needs the default connector, one DP rank and a G2 (replay-model.md §10).
+		w.Connector, w.DP = "offloading_v0_24", 1
+		if w.G2 == 0 {
+			w.G2 = 1 + rng.IntN(24)
+		}
+		scope := []string{"worker_local", "cluster_shared"}[rng.IntN(2)]
+		g3 := fmt.Sprintf("\n        g3_offload: {scope: %s, num_g3_blocks: %d, read_bandwidth_gbps: %v, write_bandwidth_gbps: %v, latency_to_first_byte_ms: %v}",
+			scope, 2+rng.IntN(60), pick(0, 0.1, 2), pick(0, 0.1, 2), pick(0, 0.1, 2))
+		y := w.YAML()
+		i := strings.Index(y, "\n      timing:")
+		return "g3", y[:i] + g3 + y[i:], rows
+	case 1:
+		return "pd", pdYAML(rng, w), rows
+	}
+	return "aggregated", w.YAML(), rows
+}
+
+// pdYAML turns w into one prefill and one decode role of their own sizes,
+// with a G2 on neither, the prefill role or both (one cluster_shared pool
+// or a private tier each); P/D allows only the default connector.
+func pdYAML(rng *rand.Rand, w harness.World) string {
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	shared := rng.IntN(2) == 0
+	poolBlocks := 1 + rng.IntN(24)
+	role := func(name string, g2 bool) string {
+		ho := ""
+		if g2 {
+			scope, blocks := "dp_rank_local", 1+rng.IntN(24)
+			if shared {
+				scope, blocks = "cluster_shared", poolBlocks
+			}
+			ho = fmt.Sprintf("\n        host_offload: {num_host_blocks: %d, scope: %s, d2h_bandwidth_gbps: %v, h2d_bandwidth_gbps: %v, shared_d2h_bandwidth_gbps: 20, shared_h2d_bandwidth_gbps: 20}",
+				blocks, scope, pick(0, 0.1, 1), pick(0, 0.1, 1))
+		}
+		return fmt.Sprintf(`    %s:
+      parallelism: {replicas: %d, tensor: 1, attention_data: %d}
+      scheduler: {max_batched_tokens: %d, max_sequences: %d}
+      kv_cache:
+        block_size: 4
+        prefix_caching: true
+        bytes_per_token: 250000
+        capacity: {type: fixed, blocks: %d}%s
+      timing: {type: fixed, prefill_ms: %v, decode_ms: %v}
+`, name, 1+rng.IntN(2), 1+rng.IntN(2), 4+rng.IntN(61), 1+rng.IntN(8), 6+rng.IntN(60), ho, w.Prefill, w.Decode)
+	}
+	g2 := rng.IntN(3) // 0 none, 1 prefill only, 2 both
+	bw := "null"
+	if rng.IntN(3) > 0 {
+		bw = fmt.Sprint(pick(0.1, 1, 10))
+	}
+	return fmt.Sprintf(`traffic:
+  source: {type: trace, format: mooncake, paths: [t.jsonl], block_size: 4}
+  load: {type: trace_timestamps}
+engine:
+  mode: disaggregated
+  model: tiny
+  hardware: h200_sxm
+  backend: vllm
+  kv_transfer: {bytes_per_token: 250000, bandwidth_gb_per_second: %s, timing_mode: %s}
+  workers:
+%s%s`, bw, []string{"destination_missing", "full_prompt"}[rng.IntN(2)], role("prefill", g2 > 0), role("decode", g2 == 2))
 }
 
 // randomWorld draws one world and its rows.
@@ -137,7 +218,9 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 		t.Fatalf("workload: %v", err)
 	}
 	rr := record.NewRecorder()
-	res, err := Run(cfg, wl, engine.Options{Check: true, Observer: rr})
+	// A few dozen requests need a few thousand passes; far more means a
+	// livelock, which must fail rather than fill the memory.
+	res, err := Run(cfg, wl, engine.Options{Check: true, Observer: rr, MaxPasses: 100000})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -197,5 +280,34 @@ func TestCompletedLoadsGoFirst(t *testing.T) {
 		case !fifo && err != nil:
 			t.Errorf("completed loads first: %v", err)
 		}
+	}
+}
+
+// TestWorldsThatStalled replays, with the checker on, the random worlds in
+// which TestRandomWorldsRunClean (some with -worlds 20000) first showed each
+// stall or loop of docs/invariants.md; each failed before the rule named
+// here and runs clean with it.
+func TestWorldsThatStalled(t *testing.T) {
+	for _, c := range []struct {
+		seed uint64
+		rule string
+	}{
+		{6, "a G3 completion wakes every rank that reads the store (engine.wakeG3Readers)"},
+		{28, "materialized handoffs first on every decode rank (scheduler.Rank.nextCandidate)"},
+		{386, "an idle decode rank retries its reservations when copies finish (engine.tickIdle)"},
+		{728, "G3 restore rounds count only new promotions while the rank does no work (connector.bypassRounds)"},
+		{3044, "every decode rank of a group retries its reservations at the pass end (engine.completePass)"},
+	} {
+		kind, yaml, rows := randomDeployment(c.seed)
+		t.Run(fmt.Sprintf("%d-%s", c.seed, kind), func(t *testing.T) {
+			cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runClean(t, cfg, rows)
+			if t.Failed() {
+				t.Logf("the rule this world needs: %s\n%s", c.rule, yaml)
+			}
+		})
 	}
 }

@@ -117,9 +117,10 @@ type Host struct {
 	// FirstAdmissionSeen is set once the first admission's tier attribution
 	// has been reported.
 	FirstAdmissionSeen bool
-	// G3 staging: consecutive lookups that waited on a G3 promotion with no
-	// G3 progress in between (G3Rounds, against the adapter's epoch
-	// G3Epoch); G3Bypass stops G3 restores for the request after 1,024.
+	// G3 staging: consecutive restore rounds while the rank did no work
+	// (G3Rounds, against the adapter's count of working passes G3Epoch);
+	// G3Bypass stops G3 restores for the request after 1,024, until it is
+	// admitted or preempted.
 	G3Rounds int
 	G3Epoch  int64
 	G3Bypass bool

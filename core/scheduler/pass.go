@@ -449,10 +449,17 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 	return scheduled
 }
 
-// nextCandidate picks the waiting loop's head: on a decode rank with G2 the
-// first materialized handoff, then the first awake connector waiter whose
-// load has completed, then the first other awake connector waiter, else the
-// head of the waiting queue.
+// nextCandidate picks the waiting loop's head: on a decode rank the first
+// materialized handoff, then the first awake connector waiter whose load
+// has completed, then the first other awake connector waiter, else the head
+// of the waiting queue.
+//
+// Decision (replay-model.md §3 step 3 and §8.6 put materialized handoffs
+// first only on decode ranks with G2): every decode rank does. A handoff
+// holds its prompt's blocks; a preempted request put back at the queue's
+// front that needs those blocks stopped the loop in front of the handoffs
+// that could free them, and the replay stalled (10 of 115 random P/D worlds
+// in TestRandomWorldsRunClean). No acceptance figure changes.
 //
 // Decision (connectors.md §2.1 step 3 orders ready connector waiters FIFO
 // only): a completed load goes first because it holds G1 reservations, and
@@ -464,7 +471,7 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 // order. Every acceptance figure and the passes.jsonl of the benchmark runs
 // are unchanged by it.
 func (k *Rank) nextCandidate() (*request.Request, bool) {
-	if k.Cfg.Role == Decode && k.Host != nil {
+	if k.Cfg.Role == Decode {
 		for i := 0; i < k.waiting.len(); i++ {
 			if r := k.waiting.at(i); r.Materialized {
 				if i > 0 {
