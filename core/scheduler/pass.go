@@ -468,8 +468,11 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 // otherwise stop the loop in front of the one request that can release it,
 // pass after pass, with nothing running: the replay stalled in 5 of 3,000
 // random worlds (TestRandomWorldsRunClean) and none of 20,000 with this
-// order. Every acceptance figure and the passes.jsonl of the benchmark runs
-// are unchanged by it.
+// order. aisimulate's core.rs tries waiters in plain FIFO order and would
+// end such a run with its "dead end" replay error; only with G3 does it put
+// a waiter holding a G1 reservation first (its g1_owner rule), which this
+// order generalises. Every acceptance figure and the passes.jsonl of the
+// benchmark runs are unchanged by it.
 func (k *Rank) nextCandidate() (*request.Request, bool) {
 	if k.Cfg.Role == Decode {
 		for i := 0; i < k.waiting.len(); i++ {
