@@ -45,6 +45,9 @@ func TestRandomWorldsRunClean(t *testing.T) {
 		if y, ok := withSessions(seed, yaml); ok {
 			kind, yaml, rows = kind+"-sessions", y, nil
 		}
+		if y, ok := withEngineKnobs(seed, yaml); ok {
+			kind, yaml = kind+"-knobs", y
+		}
 		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
 		if err != nil {
 			var ce *config.Error
@@ -130,6 +133,31 @@ func withSessions(seed uint64, yaml string) (string, bool) {
   stop: {sessions: %d}
 `, 1+rng.IntN(40), 1+rng.IntN(12), 2+rng.IntN(4), []float64{0, 1, 20}[rng.IntN(3)], ratio, groups, load, 3+rng.IntN(12))
 	return traffic + yaml[strings.Index(yaml, "engine:"):], true
+}
+
+// withEngineKnobs sets, for a third of the worlds, the engine keys the
+// other generators leave at their defaults: a short context_length (prompts
+// at or past it are rejected, generation stops at it), chunked prefill off,
+// and prefix caching off where no host tier needs it. Its own stream, as
+// withSessions.
+func withEngineKnobs(seed uint64, yaml string) (string, bool) {
+	rng := rand.New(rand.NewPCG(seed, 41))
+	if rng.IntN(3) != 0 {
+		return yaml, false
+	}
+	var knobs string
+	if rng.IntN(2) == 0 {
+		knobs += fmt.Sprintf("  context_length: %d\n", 8+rng.IntN(48))
+	}
+	if rng.IntN(2) == 0 {
+		knobs += "  enable_chunked_prefill: false\n"
+	}
+	if !strings.Contains(yaml, "host_offload") && rng.IntN(2) == 0 {
+		yaml = strings.ReplaceAll(yaml, "prefix_caching: true", "prefix_caching: false")
+	}
+	const at = "  backend: vllm\n"
+	i := strings.Index(yaml, at) + len(at)
+	return yaml[:i] + knobs + yaml[i:], true
 }
 
 // pdYAML turns w into one prefill and one decode role of their own sizes,

@@ -292,6 +292,15 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 			k.reject(r, fromConn, now, "prompt reaches the context length")
 			continue
 		}
+		if !k.Cfg.ChunkedPrefill && r.PromptLen > k.Cfg.MaxBatchedTokens {
+			// Decision: without chunked prefill a prompt longer than the
+			// token budget could never be scheduled and would block the
+			// queue for good. vLLM refuses such a deployment at start-up
+			// (max_num_batched_tokens must cover max_model_len), so the
+			// nearest runnable vLLM rejects the prompt, as we do.
+			k.reject(r, fromConn, now, "prompt exceeds max_batched_tokens with chunked prefill off")
+			continue
+		}
 		known := r.Len() / bs
 		hits, _ := k.Pool.Lookup(r.Seq.IDs[:known])
 		ld := r.Host.Load

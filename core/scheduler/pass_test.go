@@ -126,6 +126,28 @@ func TestAdmission_FreshRequestLargerThanG1IsRejected(t *testing.T) {
 	}
 }
 
+// TestAdmission_NoChunkedPrefill: with chunked prefill off a prompt is
+// scheduled whole; one longer than the whole budget is rejected (it could
+// never run), one that only misses this pass's leftover budget waits.
+func TestAdmission_NoChunkedPrefill(t *testing.T) {
+	b := newBench(scheduler.Config{Capacity: 16, MaxBatchedTokens: 8})
+	b.rk.Cfg.ChunkedPrefill = false
+	long := b.add(1, seq(1, 9)...)
+	first := b.add(1, seq(100, 6)...)
+	second := b.add(1, seq(200, 6)...)
+	res := b.rk.Pass(0)
+	if !slices.Equal(res.Rejected, []*request.Request{long}) {
+		t.Errorf("rejected %v; want only the 9-token prompt", res.Rejected)
+	}
+	if len(res.Admissions) != 1 || res.Admissions[0].Req != first || res.PrefillTokens != 6 {
+		t.Fatalf("admissions %+v, %d prefill tokens; want the first 6-token prompt whole", res.Admissions, res.PrefillTokens)
+	}
+	res = b.rk.Pass(res.End)
+	if len(res.Admissions) != 1 || res.Admissions[0].Req != second || res.PrefillTokens != 6 || second.Status == request.Rejected {
+		t.Errorf("next pass admissions %+v, %d prefill tokens; want the second prompt whole", res.Admissions, res.PrefillTokens)
+	}
+}
+
 // TestPreemption_LastRunningGoesToTheWaitingFront is replay-model.md §6.1:
 // the last running request is preempted, its blocks are released, its
 // computed count resets, it goes to the front of the waiting queue, and no
