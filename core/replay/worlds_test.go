@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +45,9 @@ func TestRandomWorldsRunClean(t *testing.T) {
 		kind, yaml, rows := randomDeployment(seed)
 		if y, ok := withSessions(seed, yaml); ok {
 			kind, yaml, rows = kind+"-sessions", y, nil
+		}
+		if y, r, ok := withAgentic(seed, yaml, rows); ok {
+			kind, yaml, rows = kind+"-agentic", y, r
 		}
 		if y, ok := withEngineKnobs(seed, yaml); ok {
 			kind, yaml = kind+"-knobs", y
@@ -133,6 +137,44 @@ func withSessions(seed uint64, yaml string) (string, bool) {
   stop: {sessions: %d}
 `, 1+rng.IntN(40), 1+rng.IntN(12), 2+rng.IntN(4), []float64{0, 1, 20}[rng.IntN(3)], ratio, groups, load, 3+rng.IntN(12))
 	return traffic + yaml[strings.Index(yaml, "engine:"):], true
+}
+
+// withAgentic turns a fifth of the trace-driven worlds into agentic plays
+// (agentic_mooncake): every later turn waits for the turn before it, a
+// quarter of the rows also wait for a random earlier row (joining two
+// sessions into one play, or making a root a dependent), dependents get
+// tool waits, the file order is shuffled so that some references point
+// forward, and half the worlds cap the plays in flight with agentic_lanes.
+// Its own stream, as withSessions.
+func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harness.Row, bool) {
+	rng := rand.New(rand.NewPCG(seed, 43))
+	if rows == nil || rng.IntN(5) != 0 || strings.Contains(yaml, "g3_offload") {
+		return yaml, rows, false // agentic replay refuses G3 (replay-model.md §10)
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		r := &out[i]
+		r.WaitFor = nil
+		if r.Later {
+			r.WaitFor = []string{out[i-1].ID} // randomWorld lists a session's turns in order
+		}
+		if i > 0 && rng.IntN(4) == 0 {
+			if d := out[rng.IntN(i)].ID; !slices.Contains(r.WaitFor, d) {
+				r.WaitFor = append(r.WaitFor, d)
+			}
+		}
+		if len(r.WaitFor) > 0 {
+			r.ToolWait = []float64{0, 0, 2, 15}[rng.IntN(4)]
+		}
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	load := "load: {type: trace_timestamps}"
+	if rng.IntN(2) == 0 {
+		load = fmt.Sprintf("load: {type: trace_timestamps, agentic_lanes: %d}", 1+rng.IntN(3))
+	}
+	yaml = strings.Replace(yaml, "format: mooncake", "format: agentic_mooncake", 1)
+	yaml = strings.Replace(yaml, "load: {type: trace_timestamps}", load, 1)
+	return yaml, out, true
 }
 
 // withEngineKnobs sets, for a third of the worlds, the engine keys the

@@ -93,6 +93,10 @@ type Row struct {
 	Session string
 	Later   bool
 	Delay   float64
+	// WaitFor makes the row an agentic_mooncake request that waits for the
+	// rows with these IDs (a non-root: Delay and ToolWait apply, At not).
+	WaitFor  []string
+	ToolWait float64
 }
 
 func RowsJSONL(rows []Row) string {
@@ -103,10 +107,16 @@ func RowsJSONL(rows []Row) string {
 			sess = r.ID
 		}
 		m := map[string]any{"request_id": r.ID, "session_id": sess, "hash_ids": r.Hash, "output_length": r.Out}
-		if !r.Later {
+		if !r.Later && len(r.WaitFor) == 0 {
 			m["timestamp"] = r.At
 		} else if r.Delay > 0 {
 			m["delay"] = r.Delay
+		}
+		if len(r.WaitFor) > 0 {
+			m["wait_for"] = r.WaitFor
+		}
+		if r.ToolWait > 0 {
+			m["tool_wait_ms"] = r.ToolWait
 		}
 		if r.In > 0 {
 			m["input_length"] = r.In
