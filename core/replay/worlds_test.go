@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,21 +45,7 @@ func TestRandomWorldsRunClean(t *testing.T) {
 	ran, refused := 0, 0
 	kinds := map[string]int{}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		kind, yaml, rows := randomDeployment(seed)
-		if y, ok := withSessions(seed, yaml); ok {
-			kind, yaml, rows = kind+"-sessions", y, nil
-		}
-		if y, r, ok := withAgentic(seed, yaml, rows); ok {
-			kind, yaml, rows = kind+"-agentic", y, r
-		}
-		if !strings.Contains(kind, "agentic") {
-			if y, r, k, ok := withTraffic(seed, yaml, rows); ok {
-				kind, yaml, rows = kind+"-"+k, y, r
-			}
-		}
-		if y, ok := withEngineKnobs(seed, yaml); ok {
-			kind, yaml = kind+"-knobs", y
-		}
+		kind, yaml, rows := randomWorldOf(seed)
 		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
 		if err != nil {
 			var ce *config.Error
@@ -93,6 +80,27 @@ func TestRandomWorldsRunClean(t *testing.T) {
 	if ran < n*3/4 {
 		t.Errorf("only %d of %d worlds ran: the generator makes mostly invalid configs", ran, n)
 	}
+}
+
+// randomWorldOf is world seed: a deployment, then each generator's
+// variation of it (every generator draws from its own stream).
+func randomWorldOf(seed uint64) (kind, yaml string, rows []harness.Row) {
+	kind, yaml, rows = randomDeployment(seed)
+	if y, ok := withSessions(seed, yaml); ok {
+		kind, yaml, rows = kind+"-sessions", y, nil
+	}
+	if y, r, ok := withAgentic(seed, yaml, rows); ok {
+		kind, yaml, rows = kind+"-agentic", y, r
+	}
+	if !strings.Contains(kind, "agentic") {
+		if y, r, k, ok := withTraffic(seed, yaml, rows); ok {
+			kind, yaml, rows = kind+"-"+k, y, r
+		}
+	}
+	if y, ok := withEngineKnobs(seed, yaml); ok {
+		kind, yaml = kind+"-knobs", y
+	}
+	return kind, yaml, rows
 }
 
 // randomDeployment draws world seed: half of them one aggregated role
@@ -179,6 +187,15 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 	load := "load: {type: trace_timestamps}"
 	if rng.IntN(2) == 0 {
 		load = fmt.Sprintf("load: {type: trace_timestamps, agentic_lanes: %d}", 1+rng.IntN(3))
+	}
+	if strings.Contains(yaml, "host_offload") {
+		// Agentic replay with a host tier takes one DP rank per worker, and
+		// several workers only as aggregated ones with private tiers
+		// (replay-model.md §1.6).
+		yaml = regexp.MustCompile(`attention_data: \d+`).ReplaceAllString(yaml, "attention_data: 1")
+		if strings.Contains(yaml, "disaggregated") || strings.Contains(yaml, "cluster_shared") {
+			yaml = regexp.MustCompile(`replicas: \d+`).ReplaceAllString(yaml, "replicas: 1")
+		}
 	}
 	yaml = strings.Replace(yaml, "format: mooncake", "format: agentic_mooncake", 1)
 	yaml = strings.Replace(yaml, "load: {type: trace_timestamps}", load, 1)
