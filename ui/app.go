@@ -80,7 +80,12 @@ type App struct {
 	resultsMsg  map[string]any // and its message (to replay it for files)
 	// Runs counts finished runs (tests wait for it to move).
 	Runs       int
-	ResultsFor string // the YAML the results were computed from
+	// ResultsFor is the YAML the shown results were computed from; it
+	// changes when a run's results arrive, not when the run starts, so that
+	// while a run (or after a failed or cancelled one) the old results
+	// stay marked as stale and their pass view stays closed.
+	ResultsFor string
+	runYAML    string // the YAML of the running job
 	Selected   int
 	SortKey    string
 	SortDesc   bool
@@ -614,7 +619,7 @@ func (a *App) Run() {
 	a.runMsg = msg
 	a.Running, a.Progress, a.ProgressMsg, a.Status = true, 0, "starting…", ""
 	a.runStart = a.host.Now()
-	a.ResultsFor = a.YAML
+	a.runYAML = a.YAML
 	a.host.Post(msg)
 }
 
@@ -711,6 +716,7 @@ func (a *App) Deliver(m WorkerMsg) (render bool) {
 			return
 		}
 		a.Results = a.Results[:0]
+		a.ResultsFor = a.runYAML
 		a.resultsRun, a.resultsMsg = m.ID, a.runMsg
 		for _, r := range m.Results {
 			res := &Result{Label: r.Label, Err: r.Err, msg: r}
@@ -797,6 +803,14 @@ func (a *App) Busy() bool { return a.Running || (a.autoRun && a.Cfg != nil) }
 
 // Stale tells whether the config changed since the shown results ran.
 func (a *App) Stale() bool { return len(a.Results) > 0 && a.ResultsFor != a.YAML }
+
+// StaleNote says why the shown results are stale.
+func (a *App) StaleNote() string {
+	if a.Running && a.runYAML == a.YAML {
+		return "These results are from the previous config; the new run is under way."
+	}
+	return "The config changed since these results; press Run to update them."
+}
 
 // Sel is the selected result (nil when there is none).
 func (a *App) Sel() *Result {

@@ -318,3 +318,48 @@ func TestSweepFlow(t *testing.T) {
 		t.Error("cancel did not stop the sweep")
 	}
 }
+
+// TestStaleResultsWhileRunning: results belong to the config they ran; a
+// run of a changed config keeps them marked stale (and their pass view
+// closed) until its own results arrive, and a failed or cancelled run
+// leaves them stale.
+func TestStaleResultsWhileRunning(t *testing.T) {
+	h := &nopHost{}
+	a := NewApp(h, "")
+	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Deliver(result(t, h, [][2]int64{{1, 2}, {3, 4}, {5, 6}}, nil))
+	if a.Stale() {
+		t.Fatal("fresh results are stale")
+	}
+	a.OnField(state.FG1, "100")
+	if !a.Stale() {
+		t.Fatal("a changed config leaves the results current")
+	}
+	steps := []struct {
+		name      string
+		act       func()
+		stale     bool
+		noteHas   string
+		wantNotes bool
+	}{
+		{"run started", a.Run, true, "under way", true},
+		{"run failed", func() {
+			a.Deliver(WorkerMsg{Type: proto.MsgResult, ID: h.last()["id"].(int), Err: &ErrInfo{Kind: "internal", Msg: "boom"}})
+		}, true, "press Run", true},
+		{"run again, cancelled", func() { a.Run(); a.Cancel() }, true, "press Run", true},
+		{"run again, results", func() { a.Run(); a.Deliver(result(t, h, [][2]int64{{7, 8}, {9, 10}, {11, 12}}, nil)) }, false, "", false},
+	}
+	for _, s := range steps {
+		s.act()
+		if a.Stale() != s.stale {
+			t.Errorf("%s: stale %v, want %v", s.name, a.Stale(), s.stale)
+		}
+		html := render(t, a)
+		if got := strings.Contains(html, `id="stale"`); got != s.wantNotes {
+			t.Errorf("%s: stale note shown %v, want %v", s.name, got, s.wantNotes)
+		}
+		if s.noteHas != "" && !strings.Contains(a.StaleNote(), s.noteHas) {
+			t.Errorf("%s: note %q lacks %q", s.name, a.StaleNote(), s.noteHas)
+		}
+	}
+}

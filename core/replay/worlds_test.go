@@ -100,7 +100,29 @@ func randomWorldOf(seed uint64) (kind, yaml string, rows []harness.Row) {
 	if y, ok := withEngineKnobs(seed, yaml); ok {
 		kind, yaml = kind+"-knobs", y
 	}
+	if y, ok := withBlockSizes(seed, yaml); ok {
+		kind, yaml = kind+"-blocks", y
+	}
 	return kind, yaml, rows
+}
+
+// withBlockSizes gives a fifth of the worlds a KV block size other than
+// the trace's (2, 8 or 16 tokens against 4, the same on every role) and
+// sometimes a coarser trace block (8 or 16 tokens per hash id), so that
+// trace blocks split across KV blocks and KV blocks across trace blocks.
+// Its own stream, as withSessions.
+func withBlockSizes(seed uint64, yaml string) (string, bool) {
+	rng := rand.New(rand.NewPCG(seed, 53))
+	if rng.IntN(5) != 0 {
+		return yaml, false
+	}
+	kv := []int{2, 8, 16}[rng.IntN(3)]
+	yaml = strings.ReplaceAll(yaml, "        block_size: 4\n", fmt.Sprintf("        block_size: %d\n", kv))
+	if rng.IntN(2) == 0 {
+		// A coarser trace block only makes every row's prompt longer.
+		yaml = strings.Replace(yaml, "paths: [t.jsonl], block_size: 4}", fmt.Sprintf("paths: [t.jsonl], block_size: %d}", []int{8, 16}[rng.IntN(2)]), 1)
+	}
+	return yaml, true
 }
 
 // randomDeployment draws world seed: half of them one aggregated role
