@@ -79,7 +79,7 @@ type App struct {
 	resultsRun  int            // the run id of the shown results
 	resultsMsg  map[string]any // and its message (to replay it for files)
 	// Runs counts finished runs (tests wait for it to move).
-	Runs       int
+	Runs int
 	// ResultsFor is the YAML the shown results were computed from; it
 	// changes when a run's results arrive, not when the run starts, so that
 	// while a run (or after a failed or cancelled one) the old results
