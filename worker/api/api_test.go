@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/kvsim/kvsim/core/record"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/traces"
