@@ -430,7 +430,12 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 	if exact && rows != nil && len(res.Records) != len(rows) {
 		t.Errorf("%d records for %d rows", len(res.Records), len(rows))
 	}
+	stop := cfg.Traffic.Stop
 	for _, r := range res.Records {
+		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > stop.MaxVirtualTimeMs {
+			// A soft cutoff processes the events at the cutoff and none after.
+			t.Errorf("%s ended at %v ms, after the %v ms cutoff", r.RequestID, r.TerminalMs, stop.MaxVirtualTimeMs)
+		}
 		switch {
 		case r.Status == "" && (rejected[r.SessionID] || !exact):
 		case r.Status == report.StatusRejected, r.Completed():
