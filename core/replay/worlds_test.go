@@ -436,6 +436,11 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 			// A soft cutoff processes the events at the cutoff and none after.
 			t.Errorf("%s ended at %v ms, after the %v ms cutoff", r.RequestID, r.TerminalMs, stop.MaxVirtualTimeMs)
 		}
+		if r.Completed() {
+			if err := checkCompleted(r, cfg); err != nil {
+				t.Errorf("%s: %v", r.RequestID, err)
+			}
+		}
 		switch {
 		case r.Status == "" && (rejected[r.SessionID] || !exact):
 		case r.Status == report.StatusRejected, r.Completed():
@@ -448,6 +453,37 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 		t.Fatal(err)
 	}
 	return [3][]byte{res.PredictionJSON(), res.RequestsJSONL(), passes.Bytes()}
+}
+
+// checkCompleted holds a completed request's record to what any run must
+// give: its times in order, its tokens as asked (fewer only under a
+// context length), its first-admission reuse split into G1 and G2 parts
+// that add up, at least one prompt token computed at the first admission,
+// and inter-token gaps for every token after the first.
+func checkCompleted(r report.Request, cfg *config.Config) error {
+	times := []float64{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
+	for i := 1; i < len(times); i++ {
+		if !(times[i-1] <= times[i]) { // also fails on NaN
+			return fmt.Errorf("times out of order: arrival, dispatch, first admission, first token, last token, end = %v", times)
+		}
+	}
+	if r.Tokens < 1 || r.Tokens > r.RequestedOutput || (cfg.Engine.ContextLength == 0 && r.Tokens != r.RequestedOutput) {
+		return fmt.Errorf("%d tokens for %d requested (context length %d)", r.Tokens, r.RequestedOutput, cfg.Engine.ContextLength)
+	}
+	if r.FirstG1+r.FirstHost != r.FirstReused || (!r.HasHost && r.FirstHost != 0) {
+		return fmt.Errorf("first admission reused %d = G1 %d + host %d (host tier %v)", r.FirstReused, r.FirstG1, r.FirstHost, r.HasHost)
+	}
+	if r.FirstReused > max(0, r.InputLength-1) {
+		return fmt.Errorf("first admission reused %d of %d prompt tokens: the last one must be computed", r.FirstReused, r.InputLength)
+	}
+	gaps := 0
+	for _, g := range r.Gaps {
+		gaps += g.Count
+	}
+	if gaps != r.Tokens-1 {
+		return fmt.Errorf("%d inter-token gaps for %d tokens", gaps, r.Tokens)
+	}
+	return nil
 }
 
 // TestCompletedLoadsGoFirst: in random world 28 (a cluster_shared pool,
