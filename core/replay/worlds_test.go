@@ -452,7 +452,36 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 	if err := rr.Record().WriteJSONL(&passes); err != nil {
 		t.Fatal(err)
 	}
+	checkRecord(t, passes.Bytes())
 	return [3][]byte{res.PredictionJSON(), res.RequestsJSONL(), passes.Bytes()}
+}
+
+// checkRecord decodes passes.jsonl, which must encode back to the same
+// bytes, and checks the snapshot of every pass of every rank.
+func checkRecord(t *testing.T, jsonl []byte) {
+	t.Helper()
+	rec, err := record.Decode(bytes.NewReader(jsonl))
+	if err != nil {
+		t.Fatalf("passes.jsonl does not decode: %v", err)
+	}
+	var again bytes.Buffer
+	if err := rec.WriteJSONL(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), jsonl) {
+		t.Errorf("passes.jsonl changes when decoded and encoded again")
+	}
+	for rank := range rec.Ranks {
+		for pass := 1; pass <= rec.NumPasses(rank); pass++ {
+			snap, err := rec.Seek(rank, pass)
+			if err == nil {
+				err = record.CheckSnapshot(snap, rec)
+			}
+			if err != nil {
+				t.Fatalf("rank %d pass %d: %v", rank, pass, err)
+			}
+		}
+	}
 }
 
 // checkCompleted holds a completed request's record to what any run must
