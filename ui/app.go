@@ -79,17 +79,11 @@ type App struct {
 	resultsRun  int            // the run id of the shown results
 	resultsMsg  map[string]any // and its message (to replay it for files)
 	// Runs counts finished runs (tests wait for it to move).
-	Runs int
-	// ResultsFor is the YAML the shown results were computed from; it
-	// changes when a run's results arrive, not when the run starts, so that
-	// while a run (or after a failed or cancelled one) the old results
-	// stay marked as stale and their pass view stays closed.
-	ResultsFor string
-	runYAML    string // the YAML of the running job
-	Selected   int
-	SortKey    string
-	SortDesc   bool
-	Page       int
+	Runs     int
+	Selected int
+	SortKey  string
+	SortDesc bool
+	Page     int
 	// RunMs is the time from Run to results as the page saw it.
 	RunMs      float64
 	chartDirty bool
@@ -154,7 +148,7 @@ func (a *App) applyShare(s state.Share) {
 	a.linkPass, a.linkRank = s.Pass, s.Rank
 	a.PV, a.PVNote = nil, ""
 	a.Compare = s.Compare
-	a.Results, a.ResultsFor = nil, ""
+	a.Results, a.resultsMsg = nil, nil
 	if s.Upload != nil {
 		if text, ok := a.host.LoadUpload(s.Upload.Hash); ok {
 			a.Uploads[s.Upload.Name] = &Upload{Name: s.Upload.Name, Hash: s.Upload.Hash, text: text}
@@ -619,7 +613,6 @@ func (a *App) Run() {
 	a.runMsg = msg
 	a.Running, a.Progress, a.ProgressMsg, a.Status = true, 0, "starting…", ""
 	a.runStart = a.host.Now()
-	a.runYAML = a.YAML
 	a.host.Post(msg)
 }
 
@@ -716,7 +709,6 @@ func (a *App) Deliver(m WorkerMsg) (render bool) {
 			return
 		}
 		a.Results = a.Results[:0]
-		a.ResultsFor = a.runYAML
 		a.resultsRun, a.resultsMsg = m.ID, a.runMsg
 		for _, r := range m.Results {
 			res := &Result{Label: r.Label, Err: r.Err, msg: r}
@@ -801,12 +793,18 @@ func (a *App) SimMs() float64 {
 // Busy tells whether a run is in progress or about to start.
 func (a *App) Busy() bool { return a.Running || (a.autoRun && a.Cfg != nil) }
 
-// Stale tells whether the config changed since the shown results ran.
-func (a *App) Stale() bool { return len(a.Results) > 0 && a.ResultsFor != a.YAML }
+// configOf is the YAML of a run message.
+func configOf(msg map[string]any) string { s, _ := msg["config"].(string); return s }
+
+// Stale tells whether the config changed since the shown results ran. The
+// results' config is that of their own run message, taken when they
+// arrive, so during a run (and after a failed or cancelled one) the old
+// results stay stale and their pass view stays closed.
+func (a *App) Stale() bool { return len(a.Results) > 0 && configOf(a.resultsMsg) != a.YAML }
 
 // StaleNote says why the shown results are stale.
 func (a *App) StaleNote() string {
-	if a.Running && a.runYAML == a.YAML {
+	if a.Running && configOf(a.runMsg) == a.YAML {
 		return "These results are from the previous config; the new run is under way."
 	}
 	return "The config changed since these results; press Run to update them."
@@ -985,7 +983,7 @@ func (a *App) startPassView(m WorkerMsg) {
 		return
 	}
 	focus, focusRun := "", 0
-	if a.Example != nil && a.ResultsFor == a.Example.YAML() {
+	if a.Example != nil && configOf(a.resultsMsg) == a.Example.YAML() {
 		focus, focusRun = a.Example.Focus, a.Example.FocusRun
 	}
 	a.PV = newPassView(meta, notes, focus, focusRun, a.linkPass, a.linkRank)

@@ -63,9 +63,8 @@ func TestRandomWorldsRunClean(t *testing.T) {
 					t.Fatalf("panic: %v\n%s\n%s", p, yaml, harness.RowsJSONL(rows))
 				}
 			}()
-			exact := !strings.Contains(kind, "cutoff") // a cutoff leaves rows unissued
-			first := runClean(t, cfg, rows, exact)
-			second := runClean(t, cfg, rows, exact)
+			first := runClean(t, cfg, rows)
+			second := runClean(t, cfg, rows)
 			for k, name := range []string{"prediction.json", "requests.jsonl", "passes.jsonl"} {
 				if !bytes.Equal(first[k], second[k]) {
 					t.Errorf("%s differs between two runs of the same world\n%s", name, yaml)
@@ -187,7 +186,7 @@ func withSessions(seed uint64, yaml string) (string, bool) {
 func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harness.Row, bool) {
 	rng := rand.New(rand.NewPCG(seed, 43))
 	if rows == nil || rng.IntN(5) != 0 || strings.Contains(yaml, "g3_offload") {
-		return yaml, rows, false // agentic replay refuses G3 (replay-model.md §10)
+		return yaml, rows, false // agentic replay refuses G3 (replay-model.md §1.6)
 	}
 	out := slices.Clone(rows)
 	for i := range out {
@@ -400,7 +399,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 
 // runClean replays cfg over rows with the invariant checker and the
 // recorder on and returns prediction.json, requests.jsonl and passes.jsonl.
-func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) [3][]byte {
+func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 	t.Helper()
 	open := func(string) (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
@@ -418,9 +417,11 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 	}
 	// Every request ends completed or rejected, except the turns that a
 	// rejection left unissued: a rejected request ends its session
-	// (replay-model.md §3), whose later turns keep an empty status. Without
-	// exact, a virtual-time cutoff may also leave requests unfinished
-	// (reported incomplete, §1.1).
+	// (replay-model.md §3), whose later turns keep an empty status. A
+	// virtual-time cutoff may also leave requests unfinished (reported
+	// incomplete, §1.1) and rows unissued.
+	stop := cfg.Traffic.Stop
+	exact := !stop.HasMaxVirtualTime
 	rejected := map[string]bool{}
 	for _, r := range res.Records {
 		if r.Status == report.StatusRejected {
@@ -430,7 +431,6 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row, exact bool) 
 	if exact && rows != nil && len(res.Records) != len(rows) {
 		t.Errorf("%d records for %d rows", len(res.Records), len(rows))
 	}
-	stop := cfg.Traffic.Stop
 	for _, r := range res.Records {
 		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > stop.MaxVirtualTimeMs {
 			// A soft cutoff processes the events at the cutoff and none after.
@@ -568,7 +568,7 @@ func TestWorldsThatStalled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runClean(t, cfg, rows, true)
+			runClean(t, cfg, rows)
 			if t.Failed() {
 				t.Logf("the rule this world needs: %s\n%s", c.rule, yaml)
 			}
