@@ -35,8 +35,8 @@ func (p *Pool) Check() error {
 	}
 	n, prev := 0, nilSlot
 	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
-		if !p.idle(s) {
-			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle", s)
+		if !p.unused(s) || !p.slots[s].queued {
+			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle (or not marked queued)", s)
 		}
 		if p.slots[s].prev != prev {
 			return fmt.Errorf("G1-3: eviction queue link broken at slot %d", s)
@@ -49,8 +49,11 @@ func (p *Pool) Check() error {
 	}
 	idle := 0
 	for i := range p.slots {
-		if p.idle(int32(i)) {
+		if p.unused(int32(i)) {
 			idle++
+		}
+		if p.slots[i].queued != p.unused(int32(i)) {
+			return fmt.Errorf("G1-3: slot %d is marked queued %v but idle %v", i, p.slots[i].queued, p.unused(int32(i)))
 		}
 	}
 	if n != p.qLen || idle != n {

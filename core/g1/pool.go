@@ -26,6 +26,7 @@ const nilSlot int32 = -1
 type slot struct {
 	state    uint8
 	reserved bool        // a private slot reserved as a load destination
+	queued   bool        // in the eviction queue: exactly the idle copies (G1-3)
 	id       identity.ID // identity when cached
 	ref      int32       // requests using the copy
 	pin      int32       // load reservations that will use the copy
@@ -166,7 +167,13 @@ func (p *Pool) Copy(id identity.ID) int32 { return p.firstCopy(id) }
 // IsIdle reports whether slot s holds an idle cached copy (in the queue).
 func (p *Pool) IsIdle(s int32) bool { return p.idle(s) }
 
-func (p *Pool) idle(s int32) bool {
+// idle answers from queue membership, which G1-3 ties to the use counts:
+// one byte of the slot instead of four fields.
+func (p *Pool) idle(s int32) bool { return p.slots[s].queued }
+
+// unused reports whether slot s holds a cached copy that nothing uses: the
+// condition for joining the queue (Check compares it with queued).
+func (p *Pool) unused(s int32) bool {
 	sl := &p.slots[s]
 	return sl.state == Cached && sl.ref == 0 && sl.pin == 0 && sl.hold == 0
 }
@@ -205,7 +212,7 @@ func (p *Pool) UnholdAll(slots []int32) {
 		if p.slots[s].hold--; p.slots[s].hold < 0 {
 			panic("g1: use count below zero")
 		}
-		if p.idle(s) {
+		if p.unused(s) {
 			p.pushTail(s)
 		}
 		p.changed(s)
@@ -243,7 +250,7 @@ func (p *Pool) dropUse(s int32, counter *int32) {
 	if *counter < 0 {
 		panic("g1: use count below zero")
 	}
-	if p.idle(s) {
+	if p.unused(s) {
 		p.pushTail(s)
 	}
 	p.changed(s)
@@ -467,6 +474,7 @@ func (p *Pool) pushTail(s int32) {
 	}
 	p.qTail = s
 	p.qLen++
+	sl.queued = true
 }
 
 func (p *Pool) unlink(s int32) {
@@ -481,7 +489,7 @@ func (p *Pool) unlink(s int32) {
 	} else {
 		p.qTail = sl.prev
 	}
-	sl.prev, sl.next = nilSlot, nilSlot
+	sl.prev, sl.next, sl.queued = nilSlot, nilSlot, false
 	p.qLen--
 }
 
