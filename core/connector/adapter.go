@@ -285,8 +285,20 @@ func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, 
 	// key, its first).
 	if h, tier := &r.Host, a.dom.Tier; !a.FullStoreHook {
 		if a.RoomLimited {
-			if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) && tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
-				return
+			if tier.Room() == 0 && h.Cursor < a.storeEnd(r, computed) {
+				// A key becomes present only by an entry created for it,
+				// and every creation counts in Blockings: when none has
+				// happened since this cursor key was last seen absent, it
+				// still is, and the request's own key list and the tier's
+				// index need not be read again (under a 192-block tier
+				// almost every decode step of every request lands here).
+				if int32(h.Cursor) == h.RetryStart && tier.Blockings() == h.RetryBlockings {
+					return
+				}
+				if tier.Lookup(r.Seq.IDs[h.Cursor]) == g2.Absent {
+					h.RetryStart, h.RetryBlockings = int32(h.Cursor), tier.Blockings()
+					return
+				}
 			}
 		} else if a.retriesAgain(r, computed) {
 			return

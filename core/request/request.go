@@ -101,7 +101,9 @@ type Host struct {
 	// demand, one key of it that was absent and the tier's blocking count
 	// then (g2.Tier.LastScan explains the bound they give); see also
 	// Request.StoreRetryVersion. They follow Cursor so that a retrying
-	// store reads one cache line.
+	// store reads one cache line. A room-limited (SimpleCPU) store uses
+	// RetryStart and RetryBlockings alone: the cursor block last seen absent
+	// and the tier's blocking count then (connector.Adapter's store hook).
 	RetryBlockings uint64
 	RetryStart     int32
 	RetryScanEnd   int32
