@@ -410,10 +410,11 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		}
 		next := t.entries[e].next
 		t.evict(e)
+		t.freeEnt = append(t.freeEnt, e)
 		e = next
 	}
 	for _, id := range missing[start:] {
-		t.addPending(id)
+		t.addPending(t.newEntry(), id)
 	}
 	return missing, Prepared
 }
@@ -455,34 +456,43 @@ func (t *Tier) Room() int { return t.NumFree() + t.NumEvictable() }
 
 // PrepareUnprotected creates pending entries for keys (none may be present),
 // evicting in policy order from all evictable entries as needed. The caller
-// sized keys with Room, so room always suffices (SimpleCPU's mode).
+// sized keys with Room, so room always suffices (SimpleCPU's mode). A
+// victim's entry is refilled in place (freeing it and taking the most
+// recently freed entry would give back the same one): under a full tier
+// every stored block takes this path.
 func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 	for _, id := range keys {
-		if t.NumFree() == 0 {
-			e := t.head
-			for e != nilEntry && !t.evictable(e) {
-				e = t.entries[e].next
-			}
-			if e == nilEntry {
-				panic("g2: room-limited store without room")
-			}
-			t.evict(e)
+		if t.NumFree() > 0 {
+			t.addPending(t.newEntry(), id)
+			continue
 		}
-		t.addPending(id)
+		e := t.head
+		for e != nilEntry && !t.evictable(e) {
+			e = t.entries[e].next
+		}
+		if e == nilEntry {
+			panic("g2: room-limited store without room")
+		}
+		t.evict(e)
+		t.addPending(e, id)
 	}
 }
 
-func (t *Tier) addPending(id identity.ID) {
+// newEntry returns a free entry: the most recently freed one, or a new one.
+func (t *Tier) newEntry() int32 {
+	if k := len(t.freeEnt); k > 0 {
+		e := t.freeEnt[k-1]
+		t.freeEnt = t.freeEnt[:k-1]
+		return e
+	}
+	t.entries = append(t.entries, entry{})
+	return int32(len(t.entries) - 1)
+}
+
+// addPending makes entry e, which is free, id's pending entry.
+func (t *Tier) addPending(e int32, id identity.ID) {
 	t.version++
 	t.blockings++
-	var e int32
-	if k := len(t.freeEnt); k > 0 {
-		e = t.freeEnt[k-1]
-		t.freeEnt = t.freeEnt[:k-1]
-	} else {
-		e = int32(len(t.entries))
-		t.entries = append(t.entries, entry{})
-	}
 	en := &t.entries[e]
 	en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
 	en.pending, en.inList, en.added = true, false, t.addSeq
@@ -499,6 +509,8 @@ func (t *Tier) addPending(id identity.ID) {
 	t.changed(id)
 }
 
+// evict removes entry e to make room. The entry is left to the caller, who
+// frees it (PrepareProtected) or refills it (PrepareUnprotected).
 func (t *Tier) evict(e int32) {
 	t.version++
 	en := &t.entries[e]
@@ -511,7 +523,6 @@ func (t *Tier) evict(e int32) {
 		en.inList = false
 	}
 	t.index[id] = nilEntry
-	t.freeEnt = append(t.freeEnt, e)
 	t.n--
 	t.resident--
 	t.nEvict--
@@ -536,11 +547,12 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 		if e == nilEntry || !t.entries[e].pending {
 			panic("g2: completing a store that is not pending")
 		}
-		t.entries[e].pending = false
+		en := &t.entries[e]
+		en.pending = false
 		t.resident++
 		t.nEvict++
 		if queue {
-			if t.entries[e].pins == 0 && !t.entries[e].inList {
+			if en.pins == 0 && !en.inList {
 				if t.obs != nil { // pushTail, inlined: this loop lists every stored block
 					t.obs.Listed(id, true)
 				}
