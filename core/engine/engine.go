@@ -241,7 +241,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.RequestedOutput = ws.Turns[t].OutputLength
 			rec.Admissions = admArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.Routing = routeArena[perReq*i : perReq*i : perReq*(i+1)]
-			rec.Gaps = gapArena[2*i : 2*i : 2*i+2]
+			rec.SetGapBuffer(gapArena[2*i : 2*i : 2*i+2])
 			e.Records[i] = rec
 			c := slotCap[i]
 			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),

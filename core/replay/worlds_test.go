@@ -506,9 +506,7 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 		return fmt.Errorf("first admission reused %d of %d prompt tokens: the last one must be computed", r.FirstReused, r.InputLength)
 	}
 	gaps := 0
-	for _, g := range r.Gaps {
-		gaps += g.Count
-	}
+	r.EachGap(func(_ float64, n int) { gaps += n })
 	if gaps != r.Tokens-1 {
 		return fmt.Errorf("%d inter-token gaps for %d tokens", gaps, r.Tokens)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -217,5 +218,37 @@ func TestUUID_IsDeterministic(t *testing.T) {
 	}
 	if got := UUID(255); got != "00000000-0000-4000-8000-0000000000ff" {
 		t.Errorf("UUID(255) = %s", got)
+	}
+}
+
+// TestToken_GapRuns: the gaps a record reports are the differences of its
+// token times, each distinct value with its count, whether the value comes
+// back after another (merged into its closed run), is still the open run,
+// or alternates. A record keeps one entry per distinct closed value.
+func TestToken_GapRuns(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		times    []float64
+		want     map[float64]int
+		distinct int // closed runs kept
+	}{
+		{"no token", nil, map[float64]int{}, 0},
+		{"one token", []float64{5}, map[float64]int{}, 0},
+		{"one run, still open", []float64{1, 2, 3, 4}, map[float64]int{1: 3}, 0},
+		{"a value comes back", []float64{1, 2, 3, 6, 7, 8}, map[float64]int{1: 4, 3: 1}, 2},
+		{"alternating", []float64{0, 1, 3, 4, 6, 7}, map[float64]int{1: 3, 2: 2}, 2},
+		{"three values", []float64{0, 1, 3, 6, 7}, map[float64]int{1: 2, 2: 1, 3: 1}, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rec("x", 0, 1, c.times...)
+			got := map[float64]int{}
+			r.EachGap(func(ms float64, n int) { got[ms] += n })
+			if !maps.Equal(got, c.want) {
+				t.Errorf("gaps %v; want %v", got, c.want)
+			}
+			if len(r.gaps) != c.distinct {
+				t.Errorf("%d closed runs kept (%v); want %d", len(r.gaps), r.gaps, c.distinct)
+			}
+		})
 	}
 }

@@ -126,9 +126,7 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 			ttst = append(ttst, r.SecondTokenMs-r.FirstTokenMs)
 			tpot = append(tpot, (r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
 		}
-		for _, g := range r.Gaps {
-			itl[g.Ms] += g.Count
-		}
+		r.EachGap(func(ms float64, n int) { itl[ms] += n })
 	}
 	if s.DurationMs > 0 {
 		sec := s.DurationMs / 1000
