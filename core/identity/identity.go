@@ -144,6 +144,12 @@ type Sequence struct {
 // Extend computes the identities of every full block of tokens not yet
 // covered, naming new identities after request req.
 func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
+	if (len(s.IDs)+1)*blockSize > len(tokens) {
+		// No new full block: the call for most generated tokens. Returning
+		// before reading the last identity and its node saves the two
+		// cache lines they sit on (about 2 M misses per §E run).
+		return
+	}
 	parent, last := None, Root
 	if n := len(s.IDs); n > 0 {
 		parent = s.IDs[n-1]
