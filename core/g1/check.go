@@ -35,8 +35,8 @@ func (p *Pool) Check() error {
 	}
 	n, prev := 0, nilSlot
 	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
-		if !p.unused(s) || !p.slots[s].queued {
-			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle (or not marked queued)", s)
+		if !p.unused(s) {
+			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle", s)
 		}
 		if p.slots[s].prev != prev {
 			return fmt.Errorf("G1-3: eviction queue link broken at slot %d", s)
@@ -49,11 +49,12 @@ func (p *Pool) Check() error {
 	}
 	idle := 0
 	for i := range p.slots {
-		if p.unused(int32(i)) {
+		unused := p.unused(int32(i))
+		if unused {
 			idle++
 		}
-		if p.slots[i].queued != p.unused(int32(i)) {
-			return fmt.Errorf("G1-3: slot %d is marked queued %v but idle %v", i, p.slots[i].queued, p.unused(int32(i)))
+		if p.slots[i].queued != unused { // idle() answers from the flag
+			return fmt.Errorf("G1-3: slot %d is marked queued %v but idle %v", i, p.slots[i].queued, unused)
 		}
 	}
 	if n != p.qLen || idle != n {

@@ -420,7 +420,7 @@ type Slot struct {
 	Ref, Pin, Hold int32
 	Dep            int32
 	Idle           bool
-	Owner          int32 // request that last allocated, used or released it
+	Owner          int32 // request that last allocated, used or released it (kept while an observer is installed)
 }
 
 // Inspect returns slot s's state.

@@ -341,3 +341,51 @@ func TestPool_CheckCatchesADuplicatedFreeSlot(t *testing.T) {
 		t.Fatal("bug: g1.Pool.Check (core/g1/check.go:26) only compares the free list's length with the number of free slots; a free list [1 1 0] (slot 2 missing, slot 1 twice) passes; want a G1-1 error")
 	}
 }
+
+// TestPool_CheckCatchesAStaleQueuedFlag: idle answers from the queued flag,
+// so Check must fail when the flag and the use counts disagree either way.
+func TestPool_CheckCatchesAStaleQueuedFlag(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		corrupt func(p *Pool, idle, used int32)
+	}{
+		{"idle copy not marked", func(p *Pool, idle, _ int32) { p.slots[idle].queued = false }},
+		{"used copy marked", func(p *Pool, _, used int32) { p.slots[used].queued = true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := New(2)
+			s := cached(t, p, 1, 2)
+			p.Release(s[0]) // idle, queued
+			mustCheck(t, p)
+			c.corrupt(p, s[0], s[1])
+			if err := p.Check(); err == nil || !strings.Contains(err.Error(), "G1-3") {
+				t.Fatalf("Check = %v; want a G1-3 violation", err)
+			}
+		})
+	}
+}
+
+// TestPool_OwnerKeptOnlyWithAnObserver: the record is the owner's only
+// reader, so an unobserved pool leaves it unset and an observed one names
+// the request of the last allocation and release.
+func TestPool_OwnerKeptOnlyWithAnObserver(t *testing.T) {
+	for _, observed := range []bool{false, true} {
+		p := New(1)
+		if observed {
+			p.SetObserver(nopObserver{})
+		}
+		out, _ := p.For(7).Alloc(1, nil)
+		want := int32(-1)
+		if observed {
+			want = 7
+		}
+		if got := p.Inspect(out[0]).Owner; got != want {
+			t.Errorf("observed %v: owner %d; want %d", observed, got, want)
+		}
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) SlotChanged(int32)          {}
+func (nopObserver) Evicted(int32, identity.ID) {}
