@@ -22,7 +22,6 @@ func (k *Rank) Pass(now float64) *PassResult {
 	res.Admissions = res.Admissions[:0]
 	res.Preempted = res.Preempted[:0]
 	res.PrefillTokens = 0
-	clear(k.storeDue)
 	k.storeDue = k.storeDue[:0]
 
 	budget := k.Cfg.MaxBatchedTokens
@@ -110,10 +109,10 @@ func (k *Rank) time(now float64) {
 // length (or the context limit) finish (replay-model.md §6 step 6).
 func (k *Rank) emitTokens() {
 	res := &k.res
-	kept := k.running[:0]
-	for _, r := range k.running {
+	kept := 0
+	for i, r := range k.running {
 		if r.Computed < r.Len() {
-			kept = append(kept, r)
+			k.keepRunning(i, &kept, r)
 			continue
 		}
 		if !k.generationComplete(r) {
@@ -127,17 +126,63 @@ func (k *Rank) emitTokens() {
 				r.Output++
 				r.Seq.Extend(k.ids, r.Tokens, k.Cfg.BlockSize, r.Index)
 			}
-			res.Emitted = append(res.Emitted, r)
+			pushReq(&res.Emitted, r)
 		}
 		if k.generationComplete(r) {
 			k.finish(r, res.End)
 			res.Finished = append(res.Finished, r)
 			continue
 		}
-		kept = append(kept, r)
+		k.keepRunning(i, &kept, r)
 	}
-	clear(k.running[len(kept):])
-	k.running = kept
+	clear(k.running[kept:])
+	k.running = k.running[:kept]
+}
+
+// keepRunning moves the running request at index i to index *kept, writing
+// the pointer only when it moves (see pushReq).
+func (k *Rank) keepRunning(i int, kept *int, r *request.Request) {
+	if *kept != i {
+		k.running[*kept] = r
+	}
+	*kept++
+}
+
+// pushReq appends r to a pass list that is reused from pass to pass. A
+// pointer stored into the heap goes through the GC's write barrier while a
+// collection is marking, which covers much of a run (the barrier cost 12 %
+// of a §A run natively and more under wasm, where the program has one
+// thread). A pass mostly emits and schedules the same requests in the same
+// order as the pass before, so the slot past the list's end usually holds r
+// already and is then reused without a store. The list's pointer is kept by
+// reslicing it in place, which the compiler stores without a barrier.
+// Pointers left past a list's end keep nothing alive: every request stays in
+// the engine's table for the whole run.
+func pushReq(list *[]*request.Request, r *request.Request) {
+	n := len(*list)
+	if n == cap(*list) {
+		*list = append(*list, r)
+		return
+	}
+	*list = (*list)[:n+1]
+	if (*list)[n] != r {
+		(*list)[n] = r
+	}
+}
+
+// pushScheduled is pushReq for a list of Scheduled.
+func pushScheduled(list *[]Scheduled, s Scheduled) {
+	n := len(*list)
+	if n == cap(*list) {
+		*list = append(*list, s)
+		return
+	}
+	*list = (*list)[:n+1]
+	d := &(*list)[n]
+	if d.Req != s.Req {
+		d.Req = s.Req
+	}
+	d.Before, d.Tokens, d.Admitted = s.Before, s.Tokens, s.Admitted
 }
 
 func (k *Rank) generationComplete(r *request.Request) bool {
@@ -232,9 +277,9 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	r.Computed = target
 	*budget -= n
 	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
-	k.res.Scheduled = append(k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
+	pushScheduled(&k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
 	if k.Host != nil && k.Host.StoreDue(r, before, target) {
-		k.storeDue = append(k.storeDue, Scheduled{Req: r, Before: before})
+		pushScheduled(&k.storeDue, Scheduled{Req: r, Before: before})
 	}
 	return scheduled
 }
