@@ -240,11 +240,11 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 		return blocked
 	}
 	target := before + n
-	for {
+	// The multiplication spares most calls a division: a decode step
+	// usually stays inside the last block (and under GOOS=js a signed
+	// division is a runtime call).
+	for target > len(r.Slots)*bs {
 		need := (target+bs-1)/bs - len(r.Slots)
-		if need <= 0 {
-			break
-		}
 		start := len(r.Slots)
 		slots, ok := k.Pool.For(r.Index).Alloc(need, r.Slots)
 		if ok {
