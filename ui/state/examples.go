@@ -39,7 +39,7 @@ var Examples = []*Example{
 		Text: []string{
 			"Eight agent sessions of six turns share a G1 of 128 blocks, so most turns find their earlier prompt only in the 192-block CPU tier (G2).",
 			"All three connectors store the same prompt blocks; they differ in which G2 block they evict when the tier is full.",
-			"offloading v0.32 ranks blocks when they are stored and keeps every reused prefix, v0.24 loses 2,656 restorable tokens and SimpleCPU, evicting first in first out, loses 3,136.",
+			"Against a 2,048-block tier, which evicts nothing, offloading v0.32 loses nothing: it ranks blocks when they are stored and keeps every reused prefix. v0.24 loses 2,656 restored tokens, and SimpleCPU, evicting first in first out, loses 3,136.",
 		},
 		Config: "connectors.yaml", Sets: [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "192"}},
 		Compare: &Compare{Axis: AxisConnector, Values: []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"}},
