@@ -48,6 +48,20 @@ func restoredTokens(res *replay.Result) int64 {
 	return n
 }
 
+// lostAt192 is how many fewer tokens connector restores in the §A
+// example at 192 host blocks than with 2,048, where nothing is evicted.
+func lostAt192(t *testing.T, connector string) int64 {
+	return restoredTokens(connectorRun(t, "A192", connector, 2048)) - restoredTokens(connectorRun(t, "A192", connector, 192))
+}
+
+// nothingOr writes a count as the texts do: "nothing" for none.
+func nothingOr(n int64, unit string) string {
+	if n == 0 {
+		return "nothing"
+	}
+	return Thousands(n) + unit
+}
+
 // restoreRequest is the §B examples' "restore" request.
 func restoreRequest(t *testing.T, res *replay.Result) (host int, waitMs float64) {
 	for _, r := range res.Records {
@@ -73,17 +87,13 @@ func TestExampleTextsMatchTheirRuns(t *testing.T) {
 		figure  func(t *testing.T) string
 	}{
 		{"A192", "offloading v0.32 loses %s", func(t *testing.T) string {
-			lost := restoredTokens(connectorRun(t, "A192", "offloading_v0_32", 2048)) - restoredTokens(connectorRun(t, "A192", "offloading_v0_32", 192))
-			if lost == 0 {
-				return "nothing"
-			}
-			return Thousands(lost) + " restored tokens"
+			return nothingOr(lostAt192(t, "offloading_v0_32"), " restored tokens")
 		}},
 		{"A192", "v0.24 loses %s restored tokens", func(t *testing.T) string {
-			return Thousands(restoredTokens(connectorRun(t, "A192", "offloading_v0_24", 2048)) - restoredTokens(connectorRun(t, "A192", "offloading_v0_24", 192)))
+			return Thousands(lostAt192(t, "offloading_v0_24"))
 		}},
 		{"A192", "evicting first in first out, loses %s.", func(t *testing.T) string {
-			return Thousands(restoredTokens(connectorRun(t, "A192", "simple_cpu_v0_32", 2048)) - restoredTokens(connectorRun(t, "A192", "simple_cpu_v0_32", 192)))
+			return Thousands(lostAt192(t, "simple_cpu_v0_32"))
 		}},
 		{"B", "brings %s tokens back", func(t *testing.T) string {
 			host, _ := restoreRequest(t, exampleRun(t, "B"))
@@ -109,22 +119,21 @@ func TestExampleTextsMatchTheirRuns(t *testing.T) {
 			for _, c := range []string{"offloading_v0_32", "simple_cpu_v0_32"} {
 				n += connectorRun(t, "A2048", c, 2048).Summary.G2.Evictions
 			}
-			if n == 0 {
-				return "nothing"
-			}
-			return Thousands(n) + " blocks"
+			return nothingOr(n, " blocks")
 		}},
 		{"A2048", "SimpleCPU restores %s more tokens than offloading v0.32", func(t *testing.T) string {
 			return Thousands(restoredTokens(connectorRun(t, "A2048", "simple_cpu_v0_32", 2048)) - restoredTokens(connectorRun(t, "A2048", "offloading_v0_32", 2048)))
 		}},
 		{"A2048", "recompute the %s answer blocks", func(t *testing.T) string {
-			// The tokens SimpleCPU does not recompute, in 16-token blocks.
-			saved := connectorRun(t, "A2048", "offloading_v0_32", 2048).Summary.CommittedPrefillTokens -
+			// The tokens SimpleCPU does not recompute, in whole blocks.
+			v032 := connectorRun(t, "A2048", "offloading_v0_32", 2048)
+			saved := v032.Summary.CommittedPrefillTokens -
 				connectorRun(t, "A2048", "simple_cpu_v0_32", 2048).Summary.CommittedPrefillTokens
-			if saved%16 != 0 {
-				t.Fatalf("SimpleCPU recomputes %d fewer tokens: not whole blocks", saved)
+			bs := int64(v032.Config.Roles()[0].KVCache.BlockSize)
+			if saved%bs != 0 {
+				t.Fatalf("SimpleCPU recomputes %d fewer tokens: not whole blocks of %d", saved, bs)
 			}
-			return Thousands(saved / 16)
+			return Thousands(saved / bs)
 		}},
 	}
 	for _, tt := range tests {
