@@ -7,20 +7,20 @@ import (
 	"github.com/vugu/vugu"
 )
 
-// Host is everything the app needs from the browser: the simulation
+// Host is everything the page needs from the browser: the simulation
 // worker, the URL, downloads, files, storage and canvases. host_js.go
-// implements it with syscall/js; tests use a recording fake, so the app's
-// logic (app.go) runs natively.
+// implements it with syscall/js; tests use a recording fake, so the
+// components' logic runs natively.
 type Host interface {
 	// Post sends a job to the simulation worker. Replies come back through
-	// App.Deliver, under the render lock; when Deliver asks for no render
+	// Root.Deliver, under the render lock; when Deliver asks for no render
 	// (progress), the host updates the progress bar in place.
 	Post(msg map[string]any)
 	// RestartWorker terminates the worker (cancelling its job) and starts
 	// a new one.
 	RestartWorker()
 	// PostSweep sends a job to sweep worker w (0, 1, …), starting it if
-	// needed; its replies come back through App.Deliver with Worker set.
+	// needed; its replies come back through Root.Deliver with Worker set.
 	// StopSweep terminates every sweep worker. Cores is the number of
 	// workers the browser suggests (navigator.hardwareConcurrency).
 	PostSweep(w int, msg map[string]any)
@@ -36,8 +36,8 @@ type Host interface {
 	// its bytes.
 	ReadUpload(e vugu.DOMEvent, done func(name string, text any, data []byte, err error))
 	// SaveUpload and LoadUpload keep uploaded traces across reloads (by
-	// hash), as far as the browser's storage allows (the app saves traces
-	// up to MaxStoredTrace bytes).
+	// hash), as far as the browser's storage allows (the page saves
+	// traces up to MaxStoredTrace bytes).
 	SaveUpload(hash, name string, text any)
 	LoadUpload(hash string) (text any, ok bool)
 	// Blit draws img on the canvas with the given element id: one copy of
@@ -46,8 +46,9 @@ type Host interface {
 	// Width is the content width of an element's parent in CSS pixels
 	// (0 when unknown): canvases are drawn at the size they are shown.
 	Width(elementID string) int
-	// Play starts (or stops) the pass view's playback timer: App.PlayTick
-	// is called speed times a second under the render lock.
+	// Play starts (or stops) the pass view's playback timer:
+	// PassView.PlayTick is called speed times a second under the render
+	// lock.
 	Play(on bool, speed int)
 	// Focus focuses an element.
 	Focus(id string)
@@ -112,7 +113,7 @@ type VariantMsg struct {
 	RecordNote string
 }
 
-// nopHost records what the app asks of the browser; tests (and native
+// nopHost records what the page asks of the browser; tests (and native
 // renders) use it.
 type nopHost struct {
 	posted    []map[string]any

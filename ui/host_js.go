@@ -17,7 +17,7 @@ import (
 // localStorage and canvases.
 type jsHost struct {
 	env    vugu.EventEnv
-	app    *App
+	root   *Root
 	worker js.Value
 	module js.Value // the compiled sim.wasm, reused by every worker
 	onMsg  js.Func
@@ -36,9 +36,9 @@ func newJSHost(env vugu.EventEnv) *jsHost {
 	return h
 }
 
-// attach connects the app and starts the worker and the listeners.
-func (h *jsHost) attach(a *App) {
-	h.app = a
+// attach connects the page and starts the worker and the listeners.
+func (h *jsHost) attach(a *Root) {
+	h.root = a
 	h.startWorker()
 	js.Global().Call("addEventListener", "hashchange", js.FuncOf(func(js.Value, []js.Value) any {
 		defer recoverJS("callback")
@@ -93,7 +93,8 @@ func (h *jsHost) attach(a *App) {
 			// only the pass view cares; everything else returns at once
 			// (a click that JS code dispatches, e.g. a download's, may
 			// arrive while the app holds the render lock)
-			if v < 0 && (a.PV == nil || !a.PV.Pinned && a.PV.Hover == nil || !t.Truthy() || t.Get("closest").IsUndefined() ||
+			pv := a.Runs.Passes
+			if v < 0 && (!pv.Hovering() || !t.Truthy() || t.Get("closest").IsUndefined() ||
 				!t.Call("closest", "#passview").Truthy()) {
 				return nil
 			}
@@ -113,10 +114,10 @@ func (h *jsHost) attach(a *App) {
 				py = e.Get("clientY").Int() - r.Get("top").Int()
 			}
 			h.env.Lock()
-			changed := a.PVHoverAt(v, x, y, px, py, click && v >= 0)
-			if click && v < 0 && a.PV != nil && a.PV.Pinned {
+			changed := pv.Hover(v, x, y, px, py, click && v >= 0)
+			if click && v < 0 && pv.Pinned() {
 				if tg := t; tg.Truthy() && tg.Call("closest", "#passview").Truthy() && !tg.Call("closest", ".pv-card").Truthy() {
-					changed = a.PVHover(0, -1, -1, true) || changed
+					changed = pv.Hover(0, -1, -1, 0, 0, true) || changed
 				}
 			}
 			if changed {
@@ -169,7 +170,7 @@ func (h *jsHost) startWorker() {
 		fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
 			defer recoverJS("callback")
 			msg := jsErrorText(args[0])
-			h.locked(func() { h.app.Fatal = "The simulator (sim.wasm) did not load: " + msg })
+			h.locked(func() { h.root.Fatal = "The simulator (sim.wasm) did not load: " + msg })
 			return nil
 		})
 		js.Global().Call("fetch", "sim.wasm").
@@ -197,10 +198,7 @@ func (h *jsHost) newWorker() {
 	w.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		defer recoverJS("callback")
 		msg := jsErrorText(args[0])
-		h.locked(func() {
-			h.app.Running = false
-			h.app.RunErr = "The simulation worker failed: " + msg
-		})
+		h.locked(func() { h.root.Runs.workerFailed(msg) })
 		return nil
 	}))
 	w.Call("postMessage", map[string]any{"type": "init", "module": h.module})
@@ -231,7 +229,7 @@ func (h *jsHost) RestartWorker() {
 	h.startWorker()
 }
 
-// onMessage decodes a worker message and hands it to the app.
+// onMessage decodes a worker message and hands it to the page.
 func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
 	defer recoverJS("worker message")
 	h.deliver(args[0].Get("data"), -1)
@@ -243,9 +241,8 @@ func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
 // sim-worker.js until it is).
 func (h *jsHost) PostSweep(w int, msg map[string]any) {
 	if !h.module.Truthy() {
-		// the caller (an App action) holds the render lock
-		h.app.Sw.Running = false
-		h.app.Sw.Err = "The simulator (sim.wasm) is still loading; try again."
+		// the caller (a component's action) holds the render lock
+		h.root.Sweep.failed("The simulator (sim.wasm) is still loading; try again.")
 		return
 	}
 	for len(h.sweepers) <= w {
@@ -262,10 +259,7 @@ func (h *jsHost) PostSweep(w int, msg map[string]any) {
 		wk.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
 			defer recoverJS("sweep worker error")
 			msg := jsErrorText(args[0])
-			h.locked(func() {
-				h.app.Sw.Running = false
-				h.app.Sw.Err = "A sweep worker failed: " + msg
-			})
+			h.locked(func() { h.root.Sweep.failed("A sweep worker failed: " + msg) })
 			return nil
 		}))
 		wk.Call("postMessage", map[string]any{"type": "init", "module": h.module})
@@ -291,7 +285,7 @@ func (h *jsHost) Cores() int {
 }
 
 // deliver decodes a worker message (from the run worker, or from sweep
-// worker w >= 0) and hands it to the app.
+// worker w >= 0) and hands it to the page.
 func (h *jsHost) deliver(d js.Value, w int) {
 	m := WorkerMsg{Worker: w, Index: num(d, "index"), Plan: str(d, "plan"), Point: str(d, "point"), Curves: str(d, "curves"), Type: str(d, "type"), ID: num(d, "id"), Variant: num(d, "variant"), Variants: num(d, "variants"),
 		Done: num(d, "done"), Total: num(d, "total"), Info: str(d, "info"), Err: errInfo(d.Get("error"))}
@@ -348,7 +342,7 @@ func (h *jsHost) deliver(d js.Value, w int) {
 		}
 	}
 	h.env.Lock()
-	render := h.app.Deliver(m)
+	render := h.root.Deliver(m)
 	if render {
 		h.env.UnlockRender()
 		return
@@ -362,16 +356,16 @@ func (h *jsHost) deliver(d js.Value, w int) {
 func (h *jsHost) showProgress() {
 	doc := js.Global().Get("document")
 	if bar := doc.Call("querySelector", "#progress .bar"); bar.Truthy() {
-		bar.Get("style").Set("width", h.app.Pct())
+		bar.Get("style").Set("width", h.root.Runs.Pct())
 	}
 	if t := doc.Call("getElementById", "progress-text"); t.Truthy() {
-		t.Set("textContent", h.app.ProgressMsg)
+		t.Set("textContent", h.root.Runs.ProgressMsg)
 	}
 	if bar := doc.Call("querySelector", "#sweep-progress .bar"); bar.Truthy() {
-		bar.Get("style").Set("width", h.app.SweepPct())
+		bar.Get("style").Set("width", h.root.Sweep.Pct())
 	}
 	if t := doc.Call("getElementById", "sweep-status"); t.Truthy() {
-		t.Set("textContent", h.app.Sw.Status)
+		t.Set("textContent", h.root.Sweep.Status)
 	}
 }
 
@@ -565,7 +559,7 @@ func (h *jsHost) Copy(text string) {
 
 func (h *jsHost) Now() time.Time { return time.Now() }
 
-// Play runs App.PlayTick speed times a second (or stops).
+// Play runs PassView.PlayTick speed times a second (or stops).
 func (h *jsHost) Play(on bool, speed int) {
 	if h.playID.Truthy() {
 		js.Global().Call("clearInterval", h.playID)
@@ -578,7 +572,7 @@ func (h *jsHost) Play(on bool, speed int) {
 		h.playFn = js.FuncOf(func(js.Value, []js.Value) any {
 			defer recoverJS("callback")
 			h.env.Lock()
-			if h.app.PlayTick() {
+			if h.root.Runs.Passes.PlayTick() {
 				h.env.UnlockRender()
 			} else {
 				h.env.UnlockOnly()

@@ -10,7 +10,7 @@ import (
 	"github.com/vugu/vugu/domrender"
 )
 
-// main mounts the app and runs vugu's render loop. Worker replies and
+// main mounts the page and runs vugu's render loop. Worker replies and
 // other asynchronous events take the render lock and request a render
 // (host_js.go); after each render the chart is redrawn if its data
 // changed.
@@ -26,9 +26,8 @@ func main() {
 		panic(err)
 	}
 	h := newJSHost(env)
-	app := NewApp(h, js.Global().Get("location").Get("hash").String())
-	h.attach(app)
-	root := &Root{App: app}
+	root := NewRoot(h, js.Global().Get("location").Get("hash").String())
+	h.attach(root)
 	// kvsimRenders counts renders and kvsimRenderMs holds the last one's
 	// duration (build + DOM sync + canvas), for tests and docs/ui.md.
 	renders := 0
@@ -38,7 +37,7 @@ func main() {
 			panic(err)
 		}
 		env.Lock()
-		app.AfterRender()
+		root.AfterRender()
 		env.UnlockOnly()
 		renders++
 		js.Global().Set("kvsimRenders", renders)

@@ -27,17 +27,17 @@ func (c *NumField) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
 		vgparent.AppendChild(vgn)
-		vgn.AddAttrInterface("for", "f-"+c.Field)
+		vgn.AddAttrInterface("for", c.Field.ID())
 		vgn.SetInnerHTML(c.Label)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "decimal"}, vugu.VGAttribute{Namespace: "", Key: "autocomplete", Val: "off"}}}
 		vgparent.AppendChild(vgn)
 		vgn.AddAttrInterface("disabled", c.Disabled)
-		vgn.AddAttrInterface("id", "f-"+c.Field)
+		vgn.AddAttrInterface("id", c.Field.ID())
 		vgn.AddAttrInterface("placeholder", c.Placeholder)
 		{
-			b, err := vjson.Marshal(c.App.Value(c.Field))
+			b, err := vjson.Marshal(c.Panel.Value(c.Field))
 			if err != nil {
 				panic(err)
 			}
@@ -45,12 +45,12 @@ func (c *NumField) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 			EventType: "input",
-			Func:      func(event vugu.DOMEvent) { c.App.Typing(c.Field, event.PropString("target", "value")) },
+			Func:      func(event vugu.DOMEvent) { c.Panel.Typing(c.Field, event.PropString("target", "value")) },
 			// TODO: implement capture, etc. mostly need to decide syntax
 		})
 		vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 			EventType: "change",
-			Func:      func(event vugu.DOMEvent) { c.App.OnField(c.Field, event.PropString("target", "value")) },
+			Func:      func(event vugu.DOMEvent) { c.Panel.OnField(c.Field, event.PropString("target", "value")) },
 			// TODO: implement capture, etc. mostly need to decide syntax
 		})
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
@@ -62,11 +62,11 @@ func (c *NumField) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.FieldErr[c.Field] != "" {
+		if c.Panel.Err(c.Field) != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("id", "err-"+c.Field)
-			vgn.SetInnerHTML(c.App.FieldErr[c.Field])
+			vgn.AddAttrInterface("id", c.Field.ErrID())
+			vgn.SetInnerHTML(c.Panel.Err(c.Field))
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n"}
 		vgparent.AppendChild(vgn)

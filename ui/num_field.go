@@ -1,10 +1,13 @@
 package main
 
-// NumField is one numeric control: a label, a text input, a unit and the
-// CLI's error message for it.
+import "github.com/kvsim/kvsim/ui/state"
+
+// NumField is one numeric control of the config panel: a label, a text
+// input, a unit and the CLI's error message for it. Its parent sets every
+// field; the panel holds the value and the error.
 type NumField struct {
-	App         *App
-	Field       string
+	Panel       *ConfigPanel
+	Field       state.Field
 	Label       string
 	Unit        string
 	Placeholder string
@@ -12,7 +15,7 @@ type NumField struct {
 }
 
 func (c *NumField) class() string {
-	if c.App.FieldErr[c.Field] != "" {
+	if c.Panel.Err(c.Field) != "" {
 		return "field bad"
 	}
 	return "field"

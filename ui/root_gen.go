@@ -22,8 +22,8 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "app"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
 	vgn.AddAttrInterface("class", c.class())
-	vgn.AddAttrInterface("data-busy", c.App.Busy())
-	vgn.AddAttrInterface("data-ready", c.App.WorkerReady)
+	vgn.AddAttrInterface("data-busy", c.Runs.Busy())
+	vgn.AddAttrInterface("data-ready", c.Runs.WorkerReady)
 	{
 		vgparent := vgn
 		_ = vgparent
@@ -53,7 +53,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn.AddAttrInterface("class", c.tabClass("run"))
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.SetView("run") },
+					Func:      func(event vugu.DOMEvent) { c.SetView("run") },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -69,7 +69,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn.AddAttrInterface("class", c.tabClass("sweep"))
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.SetView("sweep") },
+					Func:      func(event vugu.DOMEvent) { c.SetView("sweep") },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -94,7 +94,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "change",
-					Func:      func(event vugu.DOMEvent) { c.App.PickExample(event.PropString("target", "value")) },
+					Func:      func(event vugu.DOMEvent) { c.PickExample(event.PropString("target", "value")) },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -105,7 +105,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
 					vgparent.AppendChild(vgn)
 					{
-						b, err := vjson.Marshal(c.App.Example == nil)
+						b, err := vjson.Marshal(c.Example == nil)
 						if err != nil {
 							panic(err)
 						}
@@ -128,7 +128,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("value", e.ID)
 						{
-							b, err := vjson.Marshal(c.App.Example != nil && c.App.Example.ID == e.ID)
+							b, err := vjson.Marshal(c.Example != nil && c.Example.ID == e.ID)
 							if err != nil {
 								panic(err)
 							}
@@ -153,7 +153,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "click",
-				Func:      func(event vugu.DOMEvent) { c.App.CopyLink() },
+				Func:      func(event vugu.DOMEvent) { c.CopyLink() },
 				// TODO: implement capture, etc. mostly need to decide syntax
 			})
 			{
@@ -164,7 +164,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			if c.App.Copied {
+			if c.Copied {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "note"}}}
 				vgparent.AppendChild(vgn)
 				{
@@ -190,10 +190,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "dl-prediction"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("disabled", c.App.Sel() == nil || c.App.Sel().View == nil)
+				vgn.AddAttrInterface("disabled", !c.Runs.HasView())
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.Download("prediction.json") },
+					Func:      func(event vugu.DOMEvent) { c.Runs.Download("prediction.json") },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -206,10 +206,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "dl-requests"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("disabled", c.App.Sel() == nil || c.App.Sel().View == nil)
+				vgn.AddAttrInterface("disabled", !c.Runs.HasView())
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.Download("requests.jsonl") },
+					Func:      func(event vugu.DOMEvent) { c.Runs.Download("requests.jsonl") },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -222,11 +222,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "dl-passes"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("disabled", !c.App.HasRecord())
-				vgn.AddAttrInterface("title", c.App.RecordTitle())
+				vgn.AddAttrInterface("disabled", !c.Runs.HasRecord())
+				vgn.AddAttrInterface("title", c.Runs.RecordTitle())
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.Download("passes.jsonl") },
+					Func:      func(event vugu.DOMEvent) { c.Runs.Download("passes.jsonl") },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -243,10 +243,10 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.Fatal != "" {
+		if c.Fatal != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "fatal"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.App.Fatal)
+			vgn.SetInnerHTML(c.Fatal)
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
@@ -258,19 +258,13 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
 			{
-				vgcompKey := vugu.MakeCompKey(0x1B954D26599D3A68^vgin.CurrentPositionHash(), vgiterkey)
-				// ask BuildEnv for prior instance of this specific component
-				vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*ConfigPanel)
-				if vgcomp == nil {
-					// create new one if needed
-					vgcomp = new(ConfigPanel)
+				var vgcomp vugu.Builder = c.Panel
+				if vgcomp != nil {
 					vgin.BuildEnv.WireComponent(vgcomp)
+					vgout.Components = append(vgout.Components, vgcomp)
+					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
 				}
-				vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
-				vgcomp.App = c.App
-				vgout.Components = append(vgout.Components, vgcomp)
-				vgn = &vugu.VGNode{Component: vgcomp}
-				vgparent.AppendChild(vgn)
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
@@ -281,40 +275,28 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				_ = vgparent
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				if c.App.View != "sweep" {
+				if c.View != "sweep" {
 					{
-						vgcompKey := vugu.MakeCompKey(0xC2986DE03AFB8652^vgin.CurrentPositionHash(), vgiterkey)
-						// ask BuildEnv for prior instance of this specific component
-						vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*Results)
-						if vgcomp == nil {
-							// create new one if needed
-							vgcomp = new(Results)
+						var vgcomp vugu.Builder = c.Runs
+						if vgcomp != nil {
 							vgin.BuildEnv.WireComponent(vgcomp)
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
 						}
-						vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
-						vgcomp.App = c.App
-						vgout.Components = append(vgout.Components, vgcomp)
-						vgn = &vugu.VGNode{Component: vgcomp}
-						vgparent.AppendChild(vgn)
 					}
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				if c.App.View == "sweep" {
+				if c.View == "sweep" {
 					{
-						vgcompKey := vugu.MakeCompKey(0x9F47E12B2CE60A14^vgin.CurrentPositionHash(), vgiterkey)
-						// ask BuildEnv for prior instance of this specific component
-						vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*SweepView)
-						if vgcomp == nil {
-							// create new one if needed
-							vgcomp = new(SweepView)
+						var vgcomp vugu.Builder = c.Sweep
+						if vgcomp != nil {
 							vgin.BuildEnv.WireComponent(vgcomp)
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
 						}
-						vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
-						vgcomp.App = c.App
-						vgout.Components = append(vgout.Components, vgcomp)
-						vgn = &vugu.VGNode{Component: vgcomp}
-						vgparent.AppendChild(vgn)
 					}
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}

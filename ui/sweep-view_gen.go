@@ -19,9 +19,9 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	var vgn *vugu.VGNode
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "sweep"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
-	vgn.AddAttrInterface("data-done", c.App.Sw.Done)
+	vgn.AddAttrInterface("data-done", c.Done)
 	vgn.AddAttrInterface("data-finished", c.finished())
-	vgn.AddAttrInterface("data-points", len(c.App.Sw.Points))
+	vgn.AddAttrInterface("data-points", len(c.Points))
 	{
 		vgparent := vgn
 		_ = vgparent
@@ -50,7 +50,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "change",
-					Func:      func(event vugu.DOMEvent) { c.App.SweepSetSource(event.PropString("target", "value")) },
+					Func:      func(event vugu.DOMEvent) { c.SetSource(event.PropString("target", "value")) },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -61,7 +61,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "builtin"}}}
 					vgparent.AppendChild(vgn)
 					{
-						b, err := vjson.Marshal(c.App.Sw.Source == "builtin")
+						b, err := vjson.Marshal(c.Source == "builtin")
 						if err != nil {
 							panic(err)
 						}
@@ -78,7 +78,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "panel"}}}
 					vgparent.AppendChild(vgn)
 					{
-						b, err := vjson.Marshal(c.App.Sw.Source == "panel")
+						b, err := vjson.Marshal(c.Source == "panel")
 						if err != nil {
 							panic(err)
 						}
@@ -108,7 +108,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "sweep-workers"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "text"}, vugu.VGAttribute{Namespace: "", Key: "inputmode", Val: "numeric"}}}
 				vgparent.AppendChild(vgn)
 				{
-					b, err := vjson.Marshal(c.App.Sw.Workers)
+					b, err := vjson.Marshal(c.Workers)
 					if err != nil {
 						panic(err)
 					}
@@ -116,7 +116,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "change",
-					Func:      func(event vugu.DOMEvent) { c.App.SweepSetWorkers(event.PropString("target", "value")) },
+					Func:      func(event vugu.DOMEvent) { c.SetWorkers(event.PropString("target", "value")) },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 			}
@@ -132,7 +132,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "sweep-vary"}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "3"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "wrap", Val: "off"}}}
 				vgparent.AppendChild(vgn)
 				{
-					b, err := vjson.Marshal(c.App.Sw.Vary)
+					b, err := vjson.Marshal(c.Vary)
 					if err != nil {
 						panic(err)
 					}
@@ -140,7 +140,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "change",
-					Func:      func(event vugu.DOMEvent) { c.App.SweepSetVary(event.PropString("target", "value")) },
+					Func:      func(event vugu.DOMEvent) { c.SetVary(event.PropString("target", "value")) },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
@@ -150,7 +150,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted cmd"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-cmd"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.App.SweepCommand())
+			vgn.SetInnerHTML(c.Command())
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 			vgparent.AppendChild(vgn)
 		}
@@ -165,10 +165,10 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "sweep-run"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "primary"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("disabled", !c.App.CanSweep())
+			vgn.AddAttrInterface("disabled", !c.CanRun())
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "click",
-				Func:      func(event vugu.DOMEvent) { c.App.SweepRun() },
+				Func:      func(event vugu.DOMEvent) { c.Run() },
 				// TODO: implement capture, etc. mostly need to decide syntax
 			})
 			{
@@ -179,7 +179,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			if c.App.Sw.Running {
+			if c.Running {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "progress"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-progress"}}}
 				vgparent.AppendChild(vgn)
 				{
@@ -187,17 +187,17 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "bar"}}}
 					vgparent.AppendChild(vgn)
-					vgn.AddAttrInterface("style", "width: "+c.App.SweepPct())
+					vgn.AddAttrInterface("style", "width: "+c.Pct())
 				}
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			if c.App.Sw.Running {
+			if c.Running {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "sweep-cancel"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 				vgparent.AppendChild(vgn)
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.SweepCancel() },
+					Func:      func(event vugu.DOMEvent) { c.Cancel() },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				{
@@ -211,8 +211,8 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-status"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("data-ms", c.App.Sw.Ms)
-			vgn.SetInnerHTML(c.App.Sw.Status)
+			vgn.AddAttrInterface("data-ms", c.Ms)
+			vgn.SetInnerHTML(c.Status)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "spacer"}}}
@@ -222,10 +222,10 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "dl-sweep-csv"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("disabled", c.App.Sw.CSV == nil)
+			vgn.AddAttrInterface("disabled", c.CSV == nil)
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "click",
-				Func:      func(event vugu.DOMEvent) { c.App.SweepDownload("sweep.csv") },
+				Func:      func(event vugu.DOMEvent) { c.Download("sweep.csv") },
 				// TODO: implement capture, etc. mostly need to decide syntax
 			})
 			{
@@ -238,10 +238,10 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "dl-sweep-json"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "ghost"}}}
 			vgparent.AppendChild(vgn)
-			vgn.AddAttrInterface("disabled", c.App.Sw.JSON == nil)
+			vgn.AddAttrInterface("disabled", c.JSON == nil)
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "click",
-				Func:      func(event vugu.DOMEvent) { c.App.SweepDownload("sweep.json") },
+				Func:      func(event vugu.DOMEvent) { c.Download("sweep.json") },
 				// TODO: implement capture, etc. mostly need to decide syntax
 			})
 			{
@@ -255,14 +255,14 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.Sw.Err != "" {
+		if c.Err != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err big"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-error"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.App.Sw.Err)
+			vgn.SetInnerHTML(c.Err)
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.Sw.Plan != nil && c.App.Sw.Plan.X >= 0 {
+		if c.Plan != nil && c.Plan.X >= 0 {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "chart-box"}}}
 			vgparent.AppendChild(vgn)
 			{
@@ -272,15 +272,15 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "canvas", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "sweep-plot"}}}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("height", c.App.SweepPlotHeight())
-				vgn.AddAttrInterface("width", c.App.SweepPlotWidth())
+				vgn.AddAttrInterface("height", c.plot.height())
+				vgn.AddAttrInterface("width", c.plot.width())
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 				vgparent.AppendChild(vgn)
 			}
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.Sw.Plan != nil && c.App.Sw.Plan.X < 0 {
+		if c.Plan != nil && c.Plan.X < 0 {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
 			vgparent.AppendChild(vgn)
 			{
@@ -292,7 +292,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.App.Sw.Plan != nil {
+		if c.Plan != nil {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "table-box"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-points"}}}
 			vgparent.AppendChild(vgn)
 			{
@@ -332,7 +332,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							_ = vgparent
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
-							for vgiterkeyt, ax := range c.App.Sw.Plan.Axes {
+							for vgiterkeyt, ax := range c.Plan.Axes {
 								var vgiterkey interface{} = vgiterkeyt
 								_ = vgiterkey
 								ax := ax
@@ -368,22 +368,22 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						_ = vgparent
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 						vgparent.AppendChild(vgn)
-						for vgiterkeyt, i := range c.App.SweepRows() {
+						for vgiterkeyt, i := range c.Rows() {
 							var vgiterkey interface{} = vgiterkeyt
 							_ = vgiterkey
 							i := i
 							_ = i
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
-							vgn.AddAttrInterface("class", c.rowClass(i))
-							vgn.AddAttrInterface("data-key", c.key(i))
+							vgn.AddAttrInterface("class", c.Points[i].class())
+							vgn.AddAttrInterface("data-key", c.Points[i].key())
 							vgn.AddAttrInterface("data-point", i)
 							{
 								vgparent := vgn
 								_ = vgparent
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
-								for vgiterkeyt, v := range c.App.Sw.Points[i].Values {
+								for vgiterkeyt, v := range c.Points[i].Values {
 									var vgiterkey interface{} = vgiterkeyt
 									_ = vgiterkey
 									v := v
@@ -396,22 +396,22 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num restored"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(SweepCell(c.App.Sw.Points[i], c.App.Sw.Points[i].P.Restored))
+								vgn.SetInnerHTML(SweepCell(c.Points[i], c.Points[i].P.Restored))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num recomputed"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(SweepCell(c.App.Sw.Points[i], c.App.Sw.Points[i].P.Recomputed))
+								vgn.SetInnerHTML(SweepCell(c.Points[i], c.Points[i].P.Recomputed))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(SweepCell(c.App.Sw.Points[i], c.App.Sw.Points[i].P.TTFTP50))
+								vgn.SetInnerHTML(SweepCell(c.Points[i], c.Points[i].P.TTFTP50))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(SweepCell(c.App.Sw.Points[i], c.App.Sw.Points[i].P.TTFTP99))
+								vgn.SetInnerHTML(SweepCell(c.Points[i], c.Points[i].P.TTFTP99))
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
 							}
@@ -424,7 +424,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
-				if c.App.SweepPages() > 1 {
+				if c.Pages() > 1 {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pager"}}}
 					vgparent.AppendChild(vgn)
 					{
@@ -434,10 +434,10 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-prev"}}}
 						vgparent.AppendChild(vgn)
-						vgn.AddAttrInterface("disabled", c.App.Sw.Page == 0)
+						vgn.AddAttrInterface("disabled", c.Page == 0)
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType: "click",
-							Func:      func(event vugu.DOMEvent) { c.App.SweepTurn(-1) },
+							Func:      func(event vugu.DOMEvent) { c.Turn(-1) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{
@@ -455,10 +455,10 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-next"}}}
 						vgparent.AppendChild(vgn)
-						vgn.AddAttrInterface("disabled", c.App.Sw.Page >= c.App.SweepPages()-1)
+						vgn.AddAttrInterface("disabled", c.Page >= c.Pages()-1)
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType: "click",
-							Func:      func(event vugu.DOMEvent) { c.App.SweepTurn(1) },
+							Func:      func(event vugu.DOMEvent) { c.Turn(1) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{

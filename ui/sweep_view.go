@@ -1,33 +1,343 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/kvsim/kvsim/traces"
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
 )
 
-// SweepView is the sweep view's markup: the grid, the run bar, the plot
-// canvas and the point table.
+// Sweep sources.
+const (
+	SweepBuiltin = "builtin" // traces/connectors.yaml, as `kvsim sweep` without --config
+	SweepPanel   = "panel"   // the config in the panel
+)
+
+// DefaultSweepVary is the sweep view's grid: `kvsim sweep`'s default.
+var DefaultSweepVary = []string{
+	"host_offload.num_host_blocks=64,128,192,256,384,512,1024,2048",
+	"connector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32",
+}
+
+// MaxSweepWorkers bounds the sweep's Web Workers.
+const MaxSweepWorkers = 8
+
+// SweepPageRows is the point table's page length.
+const SweepPageRows = 48
+
+// SweepView is the sweep view: a grid of --vary values over a config,
+// whose points run in several Web Workers (each evaluates points by index
+// with core/sweep); the view hands out indices, shows the points as they
+// come and draws the curves. The files are gathered by a worker with
+// core/sweep's Collect, so they are the bytes `kvsim sweep` writes.
 type SweepView struct {
-	App *App
+	page    *Root
+	Source  string
+	Vary    string // one --vary per line
+	Workers int
+
+	Running bool
+	Err     string
+	Status  string
+	Plan    *proto.SweepPlan
+	Points  []SweepPoint
+	Done    int
+	Page    int
+	// files and curves of the finished sweep
+	CSV, JSON any
+	Curves    *proto.SweepCurves
+	Ms        float64 // wall time of the last sweep, plan to files
+
+	id       int
+	spec     map[string]any
+	next     int // the next point to hand out
+	start    time.Time
+	lastDraw time.Time
+	plot     sweepPlot
 }
 
-func (c *SweepView) finished() bool { return c.App.Sw.CSV != nil && !c.App.Sw.Running }
+// SweepPoint is one point of the grid as the page knows it.
+type SweepPoint struct {
+	Done    bool
+	Values  []string
+	P       proto.SweepPoint
+	summary any // the summary text (a JavaScript string in the browser)
+}
 
-// key is point i's values joined with "|" (tests find rows by it).
-func (c *SweepView) key(i int) string { return strings.Join(c.App.Sw.Points[i].Values, "|") }
+func newSweepView(page *Root, workers int) *SweepView {
+	return &SweepView{page: page, Source: SweepBuiltin, Vary: strings.Join(DefaultSweepVary, "\n"),
+		Workers: max(1, min(workers, 4))}
+}
 
-func (c *SweepView) rowClass(i int) string {
-	if c.App.Sw.Points[i].Done {
-		return "done"
+// SetSource picks the config the sweep varies.
+func (c *SweepView) SetSource(s string) {
+	if s == SweepPanel || s == SweepBuiltin {
+		c.Source = s
 	}
-	return "pending"
 }
+
+// SetVary sets the grid (one --vary per line).
+func (c *SweepView) SetVary(text string) { c.Vary = text }
+
+// SetWorkers sets how many Web Workers run the points.
+func (c *SweepView) SetWorkers(v string) {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 1 && n <= MaxSweepWorkers {
+		c.Workers = n
+	}
+}
+
+// Varies is the grid's --vary arguments: the lines of the text, trimmed,
+// without a leading "--vary".
+func (c *SweepView) Varies() []string {
+	var out []string
+	for _, l := range strings.Split(c.Vary, "\n") {
+		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(strings.TrimPrefix(l, "--vary"))
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Command is the CLI command that makes the same sweep.
+func (c *SweepView) Command() string {
+	cmd := "kvsim sweep"
+	if c.Source == SweepPanel {
+		cmd += " --config " + c.page.Panel.Name
+	}
+	for _, v := range c.Varies() {
+		if strings.ContainsAny(v, " {}[]\"'") {
+			v = "'" + v + "'"
+		}
+		cmd += " --vary " + v
+	}
+	return cmd + " --output-dir DIR"
+}
+
+// CanRun tells whether the sweep can start.
+func (c *SweepView) CanRun() bool {
+	return !c.Running && (c.Source == SweepBuiltin || c.page.Panel.Cfg != nil)
+}
+
+// Run starts the sweep: the plan from worker 0, then the points.
+func (c *SweepView) Run() {
+	defer c.page.guard()
+	if c.Running {
+		return
+	}
+	c.Err, c.Status = "", ""
+	spec, err := c.newSpec()
+	if err != "" {
+		c.Err = err
+		return
+	}
+	c.id, c.spec = c.page.nextID(), spec
+	c.Running, c.Plan, c.Points, c.Done, c.next, c.Page = true, nil, nil, 0, 0, 0
+	c.CSV, c.JSON, c.Curves = nil, nil, nil
+	c.start = c.page.host.Now()
+	c.plot.dirty = true
+	c.Status = "checking the grid…"
+	c.page.host.PostSweep(0, map[string]any{"op": proto.OpSweepPlan, "id": c.id, "sweep": spec})
+}
+
+// newSpec is the sweep every message carries: the config, its name, the
+// grid and the traces it reads; or why there is none.
+func (c *SweepView) newSpec() (map[string]any, string) {
+	spec := map[string]any{"vary": toAny(c.Varies())}
+	if c.Source == SweepPanel {
+		p := c.page.Panel
+		if p.Cfg == nil {
+			return nil, "The config in the panel has an error; fix it first."
+		}
+		spec["config"], spec["name"] = p.YAML, p.Name
+		if t := p.Traces.texts(); t != nil {
+			spec["traces"] = t
+		}
+		return spec, ""
+	}
+	b, err := traces.Read("connectors.yaml")
+	if err != nil {
+		return nil, err.Error()
+	}
+	spec["config"], spec["name"] = string(b), "traces/connectors.yaml"
+	return spec, ""
+}
+
+// Cancel stops the sweep (its workers are terminated).
+func (c *SweepView) Cancel() {
+	defer c.page.guard()
+	if !c.Running {
+		return
+	}
+	c.page.host.StopSweep()
+	c.Running, c.id = false, -1
+	c.Status = fmt.Sprintf("Sweep cancelled after %d of %d points.", c.Done, len(c.Points))
+}
+
+// failed stops the sweep with a message (a worker failed, or none could
+// start).
+func (c *SweepView) failed(msg string) {
+	c.Running = false
+	c.Err = msg
+}
+
+// deliver takes a sweep worker's reply; it tells whether to render.
+func (c *SweepView) deliver(m WorkerMsg) bool {
+	if m.ID != c.id || !c.Running {
+		return false
+	}
+	var err error
+	render := true
+	switch m.Type {
+	case proto.OpSweepPlan:
+		err = c.takePlan(m)
+	case proto.OpSweepPoint:
+		render, err = c.takePoint(m)
+	case proto.OpSweepCollect:
+		err = c.takeFiles(m)
+	default:
+		return false
+	}
+	if err != nil {
+		c.page.host.StopSweep()
+		c.Running, c.id = false, -1
+		c.Err, c.Status = err.Error(), ""
+		c.plot.dirty = true
+		return true
+	}
+	return render
+}
+
+// takePlan takes the validated grid and hands each worker its first point.
+func (c *SweepView) takePlan(m WorkerMsg) error {
+	if m.Err != nil {
+		return fmt.Errorf("%s", m.Err.Msg)
+	}
+	var p proto.SweepPlan
+	if err := json.Unmarshal([]byte(m.Plan), &p); err != nil {
+		return fmt.Errorf("bad sweep plan: %v", err)
+	}
+	c.Plan = &p
+	c.Points = make([]SweepPoint, p.Points)
+	for i := range c.Points {
+		c.Points[i].Values = pointValues(&p, i)
+	}
+	for w := 0; w < min(c.Workers, p.Points); w++ {
+		c.hand(w)
+	}
+	c.Status = fmt.Sprintf("0 of %d points", p.Points)
+	return nil
+}
+
+// takePoint takes one evaluated point, hands its worker the next, and
+// asks a worker for the files when every point is in. It renders at most
+// every 100 ms (the progress bar moves in place).
+func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
+	if m.Err != nil {
+		return true, fmt.Errorf("point %d: %s", m.Index, m.Err.Msg)
+	}
+	if m.Index < 0 || m.Index >= len(c.Points) || c.Points[m.Index].Done {
+		return false, nil
+	}
+	pt := &c.Points[m.Index]
+	if err := json.Unmarshal([]byte(m.Point), &pt.P); err != nil {
+		return true, fmt.Errorf("bad sweep point: %v", err)
+	}
+	pt.Done, pt.summary = true, m.Summary
+	c.Done++
+	c.plot.dirty = true
+	c.Status = fmt.Sprintf("%d of %d points", c.Done, len(c.Points))
+	if c.next < len(c.Points) {
+		c.hand(m.Worker)
+	}
+	if c.Done == len(c.Points) {
+		sums := make([]any, len(c.Points))
+		for i := range c.Points {
+			sums[i] = c.Points[i].summary
+		}
+		c.Status = "writing sweep.csv and sweep.json…"
+		c.page.host.PostSweep(m.Worker, map[string]any{"op": proto.OpSweepCollect, "id": c.id, "sweep": c.spec, "summaries": sums})
+		return true, nil
+	}
+	if now := c.page.host.Now(); now.Sub(c.lastDraw) >= 100*time.Millisecond {
+		c.lastDraw = now
+		return true, nil
+	}
+	return false, nil
+}
+
+// takeFiles takes the finished sweep's files and curves.
+func (c *SweepView) takeFiles(m WorkerMsg) error {
+	if m.Err != nil {
+		return fmt.Errorf("%s", m.Err.Msg)
+	}
+	var cv proto.SweepCurves
+	if err := json.Unmarshal([]byte(m.Curves), &cv); err != nil {
+		return fmt.Errorf("bad sweep curves: %v", err)
+	}
+	c.Curves, c.CSV, c.JSON = &cv, m.CSV, m.JSON
+	c.Running = false
+	c.Ms = float64(c.page.host.Now().Sub(c.start).Microseconds()) / 1000
+	c.Status = fmt.Sprintf("%d points in %s ms with %d workers.", len(c.Points), state.Ms(math.Round(c.Ms)), min(c.Workers, len(c.Points)))
+	c.plot.dirty = true
+	return nil
+}
+
+// hand gives the next point to worker w.
+func (c *SweepView) hand(w int) {
+	i := c.next
+	c.next++
+	c.page.host.PostSweep(w, map[string]any{"op": proto.OpSweepPoint, "id": c.id, "sweep": c.spec, "index": i})
+}
+
+// Pct is the sweep's progress bar width.
+func (c *SweepView) Pct() string {
+	n := max(1, len(c.Points))
+	return strconv.FormatFloat(float64(c.Done)*100/float64(n), 'f', 1, 64) + "%"
+}
+
+// Rows is the visible page of the point table (point indices).
+func (c *SweepView) Rows() []int {
+	from := min(c.Page*SweepPageRows, len(c.Points))
+	to := min(from+SweepPageRows, len(c.Points))
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// Pages is the number of table pages.
+func (c *SweepView) Pages() int { return (len(c.Points) + SweepPageRows - 1) / SweepPageRows }
+
+// Turn turns the table page by d.
+func (c *SweepView) Turn(d int) { c.Page = max(0, min(c.Pages()-1, c.Page+d)) }
+
+// Download offers sweep.csv or sweep.json.
+func (c *SweepView) Download(kind string) {
+	defer c.page.guard()
+	switch {
+	case kind == "sweep.csv" && c.CSV != nil:
+		c.page.host.Download(kind, c.CSV)
+	case kind == "sweep.json" && c.JSON != nil:
+		c.page.host.Download(kind, c.JSON)
+	}
+}
+
+// draw pushes the plot to its canvas (see Root.AfterRender).
+func (c *SweepView) draw() { c.plot.draw(c.page.host, c.Plan, c.Points, c.Curves) }
+
+func (c *SweepView) finished() bool { return c.CSV != nil && !c.Running }
 
 func (c *SweepView) tableNote() string {
-	s := c.App.Sw
-	return fmt.Sprintf("%d of %d evaluated", s.Done, len(s.Points))
+	return fmt.Sprintf("%d of %d evaluated", c.Done, len(c.Points))
 }
 
-func (c *SweepView) pageNote() string {
-	return fmt.Sprintf("page %d of %d", c.App.Sw.Page+1, c.App.SweepPages())
-}
+func (c *SweepView) pageNote() string { return fmt.Sprintf("page %d of %d", c.Page+1, c.Pages()) }

@@ -20,32 +20,82 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 )
 
-// Control names. They are also the page's element ids (prefixed "f-") and
-// the keys of field errors.
+// A Field is one control of the config panel. Its Name is part of the
+// page's element ids ("f-" + name for the control, "err-" + name for its
+// error); the panel keeps one error per Field.
+type Field int
+
+// The config panel's controls.
 const (
-	FConnector = "connector"
-	FG1        = "g1"
-	FG2        = "g2"
-	FG2None    = "g2none"
-	FBlockSize = "block_size"
-	FReplicas  = "replicas"
-	FAttnDP    = "attn_dp"
-	FPD        = "pd"
+	NoField Field = iota
+	FConnector
+	FG1
+	FG2
+	FG2None
+	FBlockSize
+	FReplicas
+	FAttnDP
+	FPD
 	// FDecodeReplicas and FKVBandwidth exist in P/D mode: the decode
 	// role's replicas (FReplicas is then the prefill role's) and the
 	// prefill → decode KV transfer bandwidth.
-	FDecodeReplicas = "decode_replicas"
-	FKVBandwidth    = "kv_bw"
-	FMaxSeqs        = "max_seqs"
-	FBudget         = "budget"
-	FPrefillMs      = "prefill_ms"
-	FDecodeMs       = "decode_ms"
-	FD2H            = "d2h"
-	FH2D            = "h2d"
-	FConcurrency    = "concurrency"
-	FTrace          = "trace"
-	FYAML           = "yaml"
+	FDecodeReplicas
+	FKVBandwidth
+	FMaxSeqs
+	FBudget
+	FPrefillMs
+	FDecodeMs
+	FD2H
+	FH2D
+	FConcurrency
+	FTrace
+	// FGen is the synthetic-session generator (one error for its inputs)
+	// and FUpBlock the upload's tokens per hash id; neither edits the YAML
+	// through Edit.
+	FGen
+	FUpBlock
+	// NumFields counts the fields (NoField included), for arrays indexed
+	// by Field.
+	NumFields
 )
+
+var fieldNames = [NumFields]string{NoField: "", FConnector: "connector", FG1: "g1", FG2: "g2", FG2None: "g2none",
+	FBlockSize: "block_size", FReplicas: "replicas", FAttnDP: "attn_dp", FPD: "pd", FDecodeReplicas: "decode_replicas",
+	FKVBandwidth: "kv_bw", FMaxSeqs: "max_seqs", FBudget: "budget", FPrefillMs: "prefill_ms", FDecodeMs: "decode_ms",
+	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock"}
+
+// Name is the field's name in element ids ("" for NoField and values out
+// of range).
+func (f Field) Name() string {
+	if f < 0 || f >= NumFields {
+		return ""
+	}
+	return fieldNames[f]
+}
+
+// String is Name, or "Field(n)" for a value that names no field.
+func (f Field) String() string {
+	if n := f.Name(); n != "" || f == NoField {
+		return n
+	}
+	return "Field(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ID is the control's element id ("f-g1").
+func (f Field) ID() string { return "f-" + f.Name() }
+
+// ErrID is the element id of the control's error ("err-g1").
+func (f Field) ErrID() string { return "err-" + f.Name() }
+
+// Integer tells whether the control takes whole numbers (the others take
+// decimal numbers, the connector a name).
+func (f Field) Integer() bool {
+	switch f {
+	case FG1, FG2, FBlockSize, FReplicas, FAttnDP, FMaxSeqs, FBudget, FConcurrency, FDecodeReplicas:
+		return true
+	}
+	return false
+}
 
 // Connectors lists the three G2 connector profiles in display order.
 var Connectors = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
@@ -180,7 +230,7 @@ func rolePathsOf(cfg *config.Config, text string) []string {
 }
 
 // roleField maps a control to its path below a role.
-var roleField = map[string]string{
+var roleField = map[Field]string{
 	FConnector: "kv_cache.host_offload.connector",
 	FG2:        "kv_cache.host_offload.num_host_blocks",
 	FBlockSize: "kv_cache.block_size",
@@ -194,16 +244,12 @@ var roleField = map[string]string{
 	FH2D:       "kv_cache.host_offload.h2d_bandwidth_gbps",
 }
 
-// integer controls; the others are numbers, the connector a name.
-var intField = map[string]bool{FG1: true, FG2: true, FBlockSize: true, FReplicas: true, FAttnDP: true,
-	FMaxSeqs: true, FBudget: true, FConcurrency: true, FDecodeReplicas: true}
-
-// FieldOfPath names the control a config error path belongs to ("" when
-// no control shows it: the error goes next to the YAML view).
-func FieldOfPath(path string) string {
+// FieldOfPath names the control a config error path belongs to (NoField
+// when no control shows it: the error goes next to the YAML view).
+func FieldOfPath(path string) Field {
 	switch {
 	case path == "":
-		return ""
+		return NoField
 	case strings.HasSuffix(path, ".kv_cache.capacity.blocks"), strings.HasSuffix(path, ".kv_cache.capacity"),
 		strings.HasSuffix(path, ".kv_cache.capacity.bytes"):
 		return FG1
@@ -228,15 +274,15 @@ func FieldOfPath(path string) string {
 			return f
 		}
 	}
-	return ""
+	return NoField
 }
 
 // NumberText checks a control's input and writes it as YAML: whole
 // numbers for integer controls, decimal numbers for the others. The range
 // is left to the config parser, whose message the page then shows.
-func NumberText(field, input string) (string, error) {
+func NumberText(field Field, input string) (string, error) {
 	in := strings.TrimSpace(strings.ReplaceAll(input, ",", ""))
-	if intField[field] {
+	if field.Integer() {
 		n, err := strconv.ParseInt(in, 10, 64)
 		if err != nil {
 			return "", fmt.Errorf("enter a whole number")
@@ -258,7 +304,7 @@ func NumberText(field, input string) (string, error) {
 // role) and Decode replicas; the P/D toggle (input "true" or "false")
 // rewrites the roles (SetPD) with last.KVBandwidth, or DefaultKVBandwidth
 // when it is 0.
-func Edit(text string, cfg *config.Config, last Form, field, input string) (string, error) {
+func Edit(text string, cfg *config.Config, last Form, field Field, input string) (string, error) {
 	roles := rolePathsOf(cfg, text)
 	if field != FPD {
 		// the controls edit each role; anchors and aliases between them
@@ -346,7 +392,7 @@ func Edit(text string, cfg *config.Config, last Form, field, input string) (stri
 	}
 	sub, ok := roleField[field]
 	if !ok {
-		return "", fmt.Errorf("unknown control %q", field)
+		return "", fmt.Errorf("unknown control %v", field)
 	}
 	v, err := NumberText(field, input)
 	if err != nil {
@@ -418,6 +464,37 @@ func UseUpload(text, name, format string, blockSize, concurrency int) (string, e
 type SessionSpec struct {
 	Sessions, Turns, NewTokens, OutputTokens, Concurrency int
 	DelayMs                                               float64
+}
+
+// A GenField is one input of the synthetic-session generator.
+type GenField int
+
+// The generator's inputs.
+const (
+	GenSessions GenField = iota
+	GenTurns
+	GenNewTokens
+	GenOutputTokens
+	GenConcurrency
+	GenDelayMs
+)
+
+// Set sets input g to n.
+func (s *SessionSpec) Set(g GenField, n int) {
+	switch g {
+	case GenSessions:
+		s.Sessions = n
+	case GenTurns:
+		s.Turns = n
+	case GenNewTokens:
+		s.NewTokens = n
+	case GenOutputTokens:
+		s.OutputTokens = n
+	case GenConcurrency:
+		s.Concurrency = n
+	case GenDelayMs:
+		s.DelayMs = float64(n)
+	}
 }
 
 // DefaultSessions is the generator's starting point: the §A shape scaled

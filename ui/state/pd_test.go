@@ -69,8 +69,9 @@ func TestPDToggle(t *testing.T) {
 	}
 	// P/D controls
 	for _, s := range []struct {
-		field, input string
-		check        func(*config.Config) bool
+		field Field
+		input string
+		check func(*config.Config) bool
 	}{
 		{FReplicas, "2", func(c *config.Config) bool {
 			return c.Engine.Workers.Prefill.Parallelism.Replicas == 2 && c.Engine.Workers.Decode.Parallelism.Replicas == 1
@@ -119,7 +120,7 @@ func TestPDToggle(t *testing.T) {
 func TestPDRejectsDelta(t *testing.T) {
 	text := builtin(t, "connectors.yaml")
 	cfg := mustParse(t, text)
-	for conn, wantField := range map[string]string{"offloading_v0_24": FTrace, "simple_cpu_v0_32": FConnector} {
+	for conn, wantField := range map[string]Field{"offloading_v0_24": FTrace, "simple_cpu_v0_32": FConnector} {
 		t1, err := Edit(text, cfg, FormOf(cfg), FConnector, conn)
 		if err != nil {
 			t.Fatal(err)

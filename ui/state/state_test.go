@@ -30,8 +30,9 @@ func TestFormEditsRoundTrip(t *testing.T) {
 		t.Fatalf("form of A192: %+v", f)
 	}
 	steps := []struct {
-		field, input string
-		check        func(Form) bool
+		field Field
+		input string
+		check func(Form) bool
 	}{
 		{FConnector, "offloading_v0_32", func(f Form) bool { return f.Connector == "offloading_v0_32" }},
 		{FG2, "2,048", func(f Form) bool { return f.G2 == 2048 }},
@@ -72,8 +73,11 @@ func TestFormEditsRoundTrip(t *testing.T) {
 func TestEditRejectsBadInput(t *testing.T) {
 	text := ExampleByID("A192").YAML()
 	cfg := mustParse(t, text)
-	for _, c := range []struct{ field, input string }{
-		{FG1, "12.5"}, {FG1, "many"}, {FPrefillMs, "fast"}, {FConnector, "lmcache"}, {"nope", "1"},
+	for _, c := range []struct {
+		field Field
+		input string
+	}{
+		{FG1, "12.5"}, {FG1, "many"}, {FPrefillMs, "fast"}, {FConnector, "lmcache"}, {NoField, "1"}, {NumFields + 3, "1"}, {FGen, "1"},
 		{FKVBandwidth, "fast"}, {FDecodeReplicas, "1.5"},
 		{FG2, "1: 2"},
 	} {
@@ -89,12 +93,12 @@ func TestEditRejectsBadInput(t *testing.T) {
 	_, perr := config.Parse("c.yaml", "", []byte(next), nil)
 	ce, ok := perr.(*config.Error)
 	if !ok || FieldOfPath(ce.Path) != FG1 {
-		t.Fatalf("G1 0: %v (field %q)", perr, FieldOfPath(ce.Path))
+		t.Fatalf("G1 0: %v (field %v)", perr, FieldOfPath(ce.Path))
 	}
 }
 
 func TestFieldOfPath(t *testing.T) {
-	for path, want := range map[string]string{
+	for path, want := range map[string]Field{
 		agg + ".kv_cache.capacity.blocks":                 FG1,
 		agg + ".kv_cache.host_offload.num_host_blocks":    FG2,
 		agg + ".kv_cache.host_offload.connector":          FConnector,
@@ -113,11 +117,11 @@ func TestFieldOfPath(t *testing.T) {
 		"engine.kv_transfer.bytes_per_token":                    FKVBandwidth,
 		"traffic.load.concurrency":                              FConcurrency,
 		"traffic.source.paths":                                  FTrace,
-		"engine.model":                                          "",
-		"":                                                      "",
+		"engine.model":                                          NoField,
+		"":                                                      NoField,
 	} {
 		if got := FieldOfPath(path); got != want {
-			t.Errorf("FieldOfPath(%q) = %q, want %q", path, got, want)
+			t.Errorf("FieldOfPath(%q) = %v, want %v", path, got, want)
 		}
 	}
 }
@@ -248,5 +252,35 @@ func TestFormatting(t *testing.T) {
 	}
 	if !strings.HasPrefix(TraceHash([]byte("x")), "2d711642b726") {
 		t.Error(TraceHash([]byte("x")))
+	}
+}
+
+// TestFieldNames: every field has its own element-id name, and the names
+// are the ones the page's ids have always used.
+func TestFieldNames(t *testing.T) {
+	seen := map[string]Field{}
+	for f := NoField + 1; f < NumFields; f++ {
+		n := f.Name()
+		if n == "" || seen[n] != NoField {
+			t.Errorf("field %d: name %q (also %d)", f, n, seen[n])
+		}
+		seen[n] = f
+	}
+	if FG1.ID() != "f-g1" || FDecodeReplicas.ErrID() != "err-decode_replicas" || FTrace.ID() != "f-trace" {
+		t.Errorf("ids %q %q %q", FG1.ID(), FDecodeReplicas.ErrID(), FTrace.ID())
+	}
+	if (NumFields+1).Name() != "" || Field(-1).String() != "Field(-1)" {
+		t.Error("an out-of-range field has a name")
+	}
+}
+
+// TestSessionSpecSet: each generator input sets its own number.
+func TestSessionSpecSet(t *testing.T) {
+	var s SessionSpec
+	for g, n := range []int{1, 2, 3, 4, 5, 6} {
+		s.Set(GenField(g), n)
+	}
+	if want := (SessionSpec{Sessions: 1, Turns: 2, NewTokens: 3, OutputTokens: 4, Concurrency: 5, DelayMs: 6}); s != want {
+		t.Errorf("%+v, want %+v", s, want)
 	}
 }

@@ -15,18 +15,29 @@ import (
 
 // render builds the page with vugu's static renderer, as the browser's
 // render loop would, and returns its HTML.
-func render(t *testing.T, a *App) string {
+func render(t *testing.T, a *Root) string {
 	t.Helper()
 	env, err := vugu.NewBuildEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+	if err := staticrender.New(&buf).Render(env.RunBuild(a)); err != nil {
 		t.Fatal(err)
 	}
 	a.AfterRender()
 	return buf.String()
+}
+
+// fieldErrs lists the panel's field errors.
+func fieldErrs(p *ConfigPanel) []string {
+	var out []string
+	for f, e := range p.errs {
+		if e != "" {
+			out = append(out, state.Field(f).String()+": "+e)
+		}
+	}
+	return out
 }
 
 func mustContain(t *testing.T, html string, parts ...string) {
@@ -67,11 +78,11 @@ func result(t *testing.T, h *nopHost, nums [][2]int64, passes []proto.PassMeta) 
 // mode, runs it when the worker is ready, and shows one row per run.
 func TestDefaultPageAndRun(t *testing.T) {
 	h := &nopHost{}
-	a := NewApp(h, "")
+	a := NewRoot(h, "")
 	html := render(t, a)
 	mustContain(t, html, `id="run"`, `id="f-g1"`, `id="f-g2"`, `id="conn-simple_cpu_v0_32"`, `id="yaml"`, `id="compare-setup"`,
 		`id="example-box"`, `id="passview"`, "Why the eviction order matters", `id="f-pd"`, "split each request", `id="view-sweep"`)
-	if !a.Busy() {
+	if !a.Runs.Busy() {
 		t.Error("the default page does not plan its run")
 	}
 	a.Deliver(WorkerMsg{Type: proto.MsgReady})
@@ -83,7 +94,7 @@ func TestDefaultPageAndRun(t *testing.T) {
 	if a.Deliver(WorkerMsg{Type: proto.MsgProgress, ID: run["id"].(int), Done: 10, Total: 48, Variants: 3}) {
 		t.Error("a progress message asked for a render")
 	}
-	if a.Pct() == "0.0%" {
+	if a.Runs.Pct() == "0.0%" {
 		t.Error("progress not taken")
 	}
 	if !a.Deliver(result(t, h, [][2]int64{{11488, 8800}, {14144, 6544}, {12432, 8368}}, nil)) {
@@ -91,16 +102,16 @@ func TestDefaultPageAndRun(t *testing.T) {
 	}
 	html = render(t, a)
 	mustContain(t, html, "11,488", "14,144", "12,432", "8,368", `class="cmp-row sel"`, "s1t0", "Done in")
-	if a.Runs != 1 || a.Running {
-		t.Errorf("runs %d running %v", a.Runs, a.Running)
+	if a.Runs.Runs != 1 || a.Runs.Running {
+		t.Errorf("runs %d running %v", a.Runs.Runs, a.Runs.Running)
 	}
 	// the request table sorts and pages
-	a.SortBy("ttft")
-	if rows := a.PageRows(); len(rows) != 2 || rows[0].ID != "s1t0" {
+	a.Runs.Table.SortBy("ttft")
+	if rows := a.Runs.Table.Rows(); len(rows) != 2 || rows[0].ID != "s1t0" {
 		t.Errorf("sorted rows %+v", rows)
 	}
 	// requests.jsonl comes from the worker, replayed from the run's spec
-	a.Download("requests.jsonl")
+	a.Runs.Download("requests.jsonl")
 	f := h.last()
 	if f["op"] != proto.OpFile || f["run"] != run["id"] || f["spec"] == nil {
 		t.Fatalf("file request %v", f)
@@ -115,29 +126,29 @@ func TestDefaultPageAndRun(t *testing.T) {
 // the CLI's message next to it and blocks Run, a fix clears it.
 func TestControlsEditYAML(t *testing.T) {
 	h := &nopHost{}
-	a := NewApp(h, "#ex=B")
-	a.OnField(state.FG1, "0")
-	if msg := a.FieldErr[state.FG1]; !strings.Contains(msg, "kv_cache.capacity.blocks") || !strings.HasPrefix(msg, "config.yaml:") {
+	a := NewRoot(h, "#ex=B")
+	a.Panel.OnField(state.FG1, "0")
+	if msg := a.Panel.Err(state.FG1); !strings.Contains(msg, "kv_cache.capacity.blocks") || !strings.HasPrefix(msg, "config.yaml:") {
 		t.Errorf("G1 error %q", msg)
 	}
-	if a.CanRun() {
+	if a.Runs.CanRun() {
 		t.Error("Run allowed with a rejected config")
 	}
-	if a.Value(state.FG1) != "0" {
-		t.Errorf("the field shows %q, not what was typed", a.Value(state.FG1))
+	if a.Panel.Value(state.FG1) != "0" {
+		t.Errorf("the field shows %q, not what was typed", a.Panel.Value(state.FG1))
 	}
 	html := render(t, a)
 	mustContain(t, html, `id="err-g1"`, `class="field bad"`)
-	a.OnField(state.FG1, "5")
-	if a.FieldErr[state.FG1] != "" || !a.CanRun() || !strings.Contains(a.YAML, "blocks: 5") {
-		t.Errorf("after the fix: %q %v", a.FieldErr[state.FG1], a.CanRun())
+	a.Panel.OnField(state.FG1, "5")
+	if a.Panel.Err(state.FG1) != "" || !a.Runs.CanRun() || !strings.Contains(a.Panel.YAML, "blocks: 5") {
+		t.Errorf("after the fix: %q %v", a.Panel.Err(state.FG1), a.Runs.CanRun())
 	}
-	a.OnYAML(a.YAML + "\nbogus: [\n")
-	if a.YAMLErr == "" || a.CanRun() {
+	a.Panel.OnYAML(a.Panel.YAML + "\nbogus: [\n")
+	if a.Panel.YAMLErr == "" || a.Runs.CanRun() {
 		t.Error("a broken YAML is accepted")
 	}
-	a.OnField(state.FConnector, "simple_cpu_v0_32")
-	if a.FieldErr[state.FConnector] == "" {
+	a.Panel.OnField(state.FConnector, "simple_cpu_v0_32")
+	if a.Panel.Err(state.FConnector) == "" {
 		t.Error("a control edit of a YAML that does not parse went through")
 	}
 }
@@ -146,19 +157,19 @@ func TestControlsEditYAML(t *testing.T) {
 // config and compare set-up in a new app.
 func TestLinkRestoresState(t *testing.T) {
 	h := &nopHost{}
-	a := NewApp(h, "")
-	a.OnField(state.FG2, "2048")
-	a.CompareToggle("simple_cpu_v0_32", false)
-	b := NewApp(&nopHost{}, h.frag)
-	if b.YAML != a.YAML || b.Compare == nil || b.Compare.String() != a.Compare.String() {
-		t.Errorf("restored %q / %v, want %q / %v", b.YAML, b.Compare, a.YAML, a.Compare)
+	a := NewRoot(h, "")
+	a.Panel.OnField(state.FG2, "2048")
+	a.Compare.SetConnector("simple_cpu_v0_32", false)
+	b := NewRoot(&nopHost{}, h.frag)
+	if b.Panel.YAML != a.Panel.YAML || b.Compare.Set == nil || b.Compare.Set.String() != a.Compare.Set.String() {
+		t.Errorf("restored %q / %v, want %q / %v", b.Panel.YAML, b.Compare.Set, a.Panel.YAML, a.Compare.Set)
 	}
-	a.ToggleCompare()
-	c := NewApp(&nopHost{}, h.frag)
-	if c.Compare != nil {
+	a.Compare.Toggle()
+	c := NewRoot(&nopHost{}, h.frag)
+	if c.Compare.Set != nil {
 		t.Error("compare mode came back")
 	}
-	if d := NewApp(&nopHost{}, "#ex=nope"); d.RunErr == "" || d.Example == nil {
+	if d := NewRoot(&nopHost{}, "#ex=nope"); d.Runs.RunErr == "" || d.Example == nil {
 		t.Error("a bad link is not reported")
 	}
 }
@@ -167,12 +178,13 @@ func TestLinkRestoresState(t *testing.T) {
 // sends it to the example's focus; frames arrive, keys step.
 func TestPassViewFlow(t *testing.T) {
 	h := &nopHost{width: 600}
-	a := NewApp(h, "#ex=B")
+	a := NewRoot(h, "#ex=B")
 	a.Deliver(WorkerMsg{Type: proto.MsgReady})
 	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{{Passes: 6, Lines: 6, G1: 3, G2: 8}}}}
 	a.Deliver(result(t, h, [][2]int64{{8, 28}}, meta))
-	if a.PV == nil || a.PV.Runs != 1 {
-		t.Fatalf("pass view %+v", a.PV)
+	pv := a.Runs.Passes.pv
+	if pv == nil || pv.Runs != 1 {
+		t.Fatalf("pass view %+v", pv)
 	}
 	seek := h.last()
 	if seek["op"] != proto.OpSeek || seek["passes"].([]any)[0] != 1 {
@@ -180,10 +192,10 @@ func TestPassViewFlow(t *testing.T) {
 	}
 	tl := &proto.Timeline{Start: make([]float64, 6), End: make([]float64, 6), Counts: make([][proto.NumMarks]uint16, 6)}
 	tl.Counts[3][proto.MarkRestore] = 1
-	a.Deliver(WorkerMsg{Type: proto.MsgIndex, ID: a.resultsRun, IndexDone: true, Indexed: 6, Total: 6,
+	a.Deliver(WorkerMsg{Type: proto.MsgIndex, ID: a.Runs.resultsRun, IndexDone: true, Indexed: 6, Total: 6,
 		Timelines: [][][]byte{{proto.EncodeTimeline(tl)}}})
-	if a.PV.Pass != 4 {
-		t.Errorf("the §B example opened at pass %d, want the restore pass 4", a.PV.Pass)
+	if pv.Pass != 4 {
+		t.Errorf("the §B example opened at pass %d, want the restore pass 4", pv.Pass)
 	}
 	// the frame of the first seek is stale; the page asks again
 	frame := func(pass int) []byte {
@@ -199,22 +211,22 @@ func TestPassViewFlow(t *testing.T) {
 		}
 		return append(b, 0, 0, 0, 0)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: a.PV.seekID, Frames: []*FrameMsg{{Bin: frame(1), Meta: `{"pass":1}`}}})
+	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: pv.seekID, Frames: []*FrameMsg{{Bin: frame(1), Meta: `{"pass":1}`}}})
 	again := h.last()
 	if again["op"] != proto.OpSeek || again["passes"].([]any)[0] != 4 {
 		t.Fatalf("no seek for the new position: %v", again)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: a.PV.seekID, Frames: []*FrameMsg{{Bin: frame(4), Meta: `{"pass":4,"n_events":1,"events":[{"kind":"h2d_complete","text":"restored"}]}`}}})
+	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: pv.seekID, Frames: []*FrameMsg{{Bin: frame(4), Meta: `{"pass":4,"n_events":1,"events":[{"kind":"h2d_complete","text":"restored"}]}`}}})
 	html := render(t, a)
 	mustContain(t, html, `data-pass="4"`, `data-ready`, "restored", `id="pv-canvas-0"`, `data-layout=`)
 	if !strings.Contains(h.frag, "pass=4") {
 		t.Errorf("the link %q lacks the pass", h.frag)
 	}
-	if !a.Key("ArrowLeft", false) || a.PV.Pass != 3 {
-		t.Errorf("ArrowLeft: pass %d", a.PV.Pass)
+	if !a.Key("ArrowLeft", false) || pv.Pass != 3 {
+		t.Errorf("ArrowLeft: pass %d", pv.Pass)
 	}
-	if !a.Key("ArrowRight", true) || a.PV.Pass != 4 {
-		t.Errorf("Shift+ArrowRight (next restore): pass %d", a.PV.Pass)
+	if !a.Key("ArrowRight", true) || pv.Pass != 4 {
+		t.Errorf("Shift+ArrowRight (next restore): pass %d", pv.Pass)
 	}
 	if !a.Key(" ", false) || !h.playing {
 		t.Error("Space does not play")
@@ -229,38 +241,40 @@ func TestPassViewFlow(t *testing.T) {
 // message shows next to the toggle and the trace picker, and Run is off.
 func TestPDToggleFlow(t *testing.T) {
 	h := &nopHost{}
-	a := NewApp(h, "#ex=B")
-	a.OnField(state.FPD, "true")
-	if !a.Form.PD() || a.Cfg == nil || len(a.FieldErr) != 0 {
-		t.Fatalf("P/D on §B: form %+v errors %v\n%s", a.Form, a.FieldErr, a.YAML)
+	a := NewRoot(h, "#ex=B")
+	p := a.Panel
+	p.OnField(state.FPD, "true")
+	if !p.Form.PD() || p.Cfg == nil || len(fieldErrs(p)) != 0 {
+		t.Fatalf("P/D on §B: form %+v errors %v\n%s", p.Form, fieldErrs(p), p.YAML)
 	}
 	html := render(t, a)
 	mustContain(t, html, `id="f-decode_replicas"`, `id="f-kv_bw"`, "Prefill replicas", "250,000 bytes per token")
-	a.OnField(state.FDecodeReplicas, "2")
-	if a.Form.DecodeReplicas != 2 || a.Form.Replicas != 1 {
-		t.Errorf("decode replicas: %+v", a.Form)
+	p.OnField(state.FDecodeReplicas, "2")
+	if p.Form.DecodeReplicas != 2 || p.Form.Replicas != 1 {
+		t.Errorf("decode replicas: %+v", p.Form)
 	}
 	a.Deliver(WorkerMsg{Type: proto.MsgReady})
-	a.Run()
+	a.Runs.Run()
 	if v := h.last()["variants"].([]any)[0].(map[string]any)["label"]; v != "P/D, offloading v0.24, G2 8 blocks" {
 		t.Errorf("label %v", v)
 	}
 
-	b := NewApp(&nopHost{}, "")
-	b.OnField(state.FConnector, "offloading_v0_24")
-	b.OnField(state.FPD, "true")
-	for _, f := range []string{state.FPD, state.FTrace} {
-		if !strings.Contains(b.FieldErr[f], "mooncake-delta requires engine.mode aggregated") {
-			t.Errorf("%s error %q", f, b.FieldErr[f])
+	b := NewRoot(&nopHost{}, "")
+	bp := b.Panel
+	bp.OnField(state.FConnector, "offloading_v0_24")
+	bp.OnField(state.FPD, "true")
+	for _, f := range []state.Field{state.FPD, state.FTrace} {
+		if !strings.Contains(bp.Err(f), "mooncake-delta requires engine.mode aggregated") {
+			t.Errorf("%v error %q", f, bp.Err(f))
 		}
 	}
-	if b.CanRun() || !b.PDOn() {
+	if b.Runs.CanRun() || !bp.PDOn() {
 		t.Error("Run allowed, or the toggle shows off")
 	}
 	mustContain(t, render(t, b), `id="err-pd"`)
-	b.OnField(state.FPD, "false")
-	if b.Cfg == nil || b.PDOn() || len(b.FieldErr) != 0 {
-		t.Errorf("P/D off again: %v", b.FieldErr)
+	bp.OnField(state.FPD, "false")
+	if bp.Cfg == nil || bp.PDOn() || len(fieldErrs(bp)) != 0 {
+		t.Errorf("P/D off again: %v", fieldErrs(bp))
 	}
 }
 
@@ -268,12 +282,12 @@ func TestPDToggleFlow(t *testing.T) {
 // points out to its workers by index, and gathers the files.
 func TestSweepFlow(t *testing.T) {
 	h := &nopHost{width: 900}
-	a := NewApp(h, "#view=sweep")
+	a := NewRoot(h, "#view=sweep")
 	if a.View != ViewSweep || a.Example == nil {
 		t.Fatalf("view %q example %v", a.View, a.Example)
 	}
 	mustContain(t, render(t, a), `id="sweep-run"`, `id="sweep-vary"`, "kvsim sweep --vary host_offload.num_host_blocks=64,128")
-	a.SweepRun()
+	a.Sweep.Run()
 	if len(h.swept) != 1 || h.swept[0].w != 0 || h.swept[0].msg["op"] != proto.OpSweepPlan {
 		t.Fatalf("plan request %+v", h.swept)
 	}
@@ -302,19 +316,19 @@ func TestSweepFlow(t *testing.T) {
 		t.Fatalf("collect %+v", last)
 	}
 	a.Deliver(WorkerMsg{Type: proto.OpSweepCollect, ID: id, CSV: "a,b\n", JSON: "{}", Curves: "{}"})
-	if a.Sw.Running || a.Sw.CSV == nil {
+	if a.Sweep.Running || a.Sweep.CSV == nil {
 		t.Fatal("the sweep did not finish")
 	}
 	html := render(t, a)
 	mustContain(t, html, `data-key="192|offloading_v0_24"`, "11,488", "15,568", `id="sweep-plot"`, "4 points in")
-	a.SweepDownload("sweep.csv")
+	a.Sweep.Download("sweep.csv")
 	if len(h.downloads) != 1 || h.downloads[0] != "sweep.csv" {
 		t.Errorf("downloads %v", h.downloads)
 	}
 	// cancel stops the workers
-	a.SweepRun()
-	a.SweepCancel()
-	if h.stopped == 0 || a.Sw.Running {
+	a.Sweep.Run()
+	a.Sweep.Cancel()
+	if h.stopped == 0 || a.Sweep.Running {
 		t.Error("cancel did not stop the sweep")
 	}
 }
@@ -325,14 +339,15 @@ func TestSweepFlow(t *testing.T) {
 // leaves them stale.
 func TestStaleResultsWhileRunning(t *testing.T) {
 	h := &nopHost{}
-	a := NewApp(h, "")
+	a := NewRoot(h, "")
 	a.Deliver(WorkerMsg{Type: proto.MsgReady})
 	a.Deliver(result(t, h, [][2]int64{{1, 2}, {3, 4}, {5, 6}}, nil))
-	if a.Stale() {
+	r := a.Runs
+	if r.Stale() {
 		t.Fatal("fresh results are stale")
 	}
-	a.OnField(state.FG1, "100")
-	if !a.Stale() {
+	a.Panel.OnField(state.FG1, "100")
+	if !r.Stale() {
 		t.Fatal("a changed config leaves the results current")
 	}
 	steps := []struct {
@@ -342,24 +357,24 @@ func TestStaleResultsWhileRunning(t *testing.T) {
 		noteHas   string
 		wantNotes bool
 	}{
-		{"run started", a.Run, true, "under way", true},
+		{"run started", r.Run, true, "under way", true},
 		{"run failed", func() {
 			a.Deliver(WorkerMsg{Type: proto.MsgResult, ID: h.last()["id"].(int), Err: &ErrInfo{Kind: "internal", Msg: "boom"}})
 		}, true, "press Run", true},
-		{"run again, cancelled", func() { a.Run(); a.Cancel() }, true, "press Run", true},
-		{"run again, results", func() { a.Run(); a.Deliver(result(t, h, [][2]int64{{7, 8}, {9, 10}, {11, 12}}, nil)) }, false, "", false},
+		{"run again, cancelled", func() { r.Run(); r.Cancel() }, true, "press Run", true},
+		{"run again, results", func() { r.Run(); a.Deliver(result(t, h, [][2]int64{{7, 8}, {9, 10}, {11, 12}}, nil)) }, false, "", false},
 	}
 	for _, s := range steps {
 		s.act()
-		if a.Stale() != s.stale {
-			t.Errorf("%s: stale %v, want %v", s.name, a.Stale(), s.stale)
+		if r.Stale() != s.stale {
+			t.Errorf("%s: stale %v, want %v", s.name, r.Stale(), s.stale)
 		}
 		html := render(t, a)
 		if got := strings.Contains(html, `id="stale"`); got != s.wantNotes {
 			t.Errorf("%s: stale note shown %v, want %v", s.name, got, s.wantNotes)
 		}
-		if s.noteHas != "" && !strings.Contains(a.StaleNote(), s.noteHas) {
-			t.Errorf("%s: note %q lacks %q", s.name, a.StaleNote(), s.noteHas)
+		if s.noteHas != "" && !strings.Contains(r.StaleNote(), s.noteHas) {
+			t.Errorf("%s: note %q lacks %q", s.name, r.StaleNote(), s.noteHas)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
-func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
+func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 
 	vgout = &vugu.BuildOut{}
 
@@ -25,11 +25,11 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	var vgn *vugu.VGNode
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "passview"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "passview"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
-	vgn.AddAttrInterface("data-frame-ms", c.frameMs())
-	vgn.AddAttrInterface("data-index-ms", c.indexMs())
-	vgn.AddAttrInterface("data-indexed", c.indexed())
-	vgn.AddAttrInterface("data-pass", c.pass())
-	vgn.AddAttrInterface("data-ready", c.ready())
+	vgn.AddAttrInterface("data-frame-ms", c.shown().frameMs())
+	vgn.AddAttrInterface("data-index-ms", c.shown().indexMs())
+	vgn.AddAttrInterface("data-indexed", c.shown().indexed())
+	vgn.AddAttrInterface("data-pass", c.shown().pass())
+	vgn.AddAttrInterface("data-ready", c.shown().ready())
 	{
 		vgparent := vgn
 		_ = vgparent
@@ -55,14 +55,14 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if !c.has() {
+		if c.shown() == nil {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pv-empty"}}}
 			vgparent.AppendChild(vgn)
 			vgn.SetInnerHTML(c.emptyText())
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.has() {
+		if c.shown() != nil {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
 			vgparent.AppendChild(vgn)
 			{
@@ -81,7 +81,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVSeekTo(1) },
+						Func:      func(event vugu.DOMEvent) { c.SeekTo(1) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					{
@@ -96,7 +96,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVJump(-1) },
+						Func:      func(event vugu.DOMEvent) { c.Jump(-1) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					{
@@ -111,7 +111,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVStep(-1) },
+						Func:      func(event vugu.DOMEvent) { c.Step(-1) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					{
@@ -124,10 +124,10 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost play"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "pv-play"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: "play / pause (Space)"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(c.playLabel())
+					vgn.SetInnerHTML(c.pv.playLabel())
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVPlay() },
+						Func:      func(event vugu.DOMEvent) { c.Play() },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
@@ -136,7 +136,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVStep(1) },
+						Func:      func(event vugu.DOMEvent) { c.Step(1) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					{
@@ -151,7 +151,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "click",
-						Func:      func(event vugu.DOMEvent) { c.App.PVJump(1) },
+						Func:      func(event vugu.DOMEvent) { c.Jump(1) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					{
@@ -173,7 +173,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType: "change",
-							Func:      func(event vugu.DOMEvent) { c.App.PVSetKind(event.PropString("target", "value")) },
+							Func:      func(event vugu.DOMEvent) { c.SetKind(event.PropString("target", "value")) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{
@@ -192,7 +192,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("value", k)
 								{
-									b, err := vjson.Marshal(c.App.PV.Kind == k)
+									b, err := vjson.Marshal(c.pv.Kind == k)
 									if err != nil {
 										panic(err)
 									}
@@ -219,7 +219,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType: "change",
-							Func:      func(event vugu.DOMEvent) { c.App.PVSetSpeed(event.PropString("target", "value")) },
+							Func:      func(event vugu.DOMEvent) { c.SetSpeed(event.PropString("target", "value")) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{
@@ -236,13 +236,13 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("value", s)
 								{
-									b, err := vjson.Marshal(c.App.PV.Speed == s)
+									b, err := vjson.Marshal(c.pv.Speed == s)
 									if err != nil {
 										panic(err)
 									}
 									vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 								}
-								vgn.SetInnerHTML(c.speedLabel(s))
+								vgn.SetInnerHTML(speedLabel(s))
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
@@ -252,7 +252,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					if c.App.PV.NumRanks() > 1 {
+					if c.pv.NumRanks() > 1 {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
 						{
@@ -264,7 +264,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.App.PVSetRank(event.PropString("target", "value")) },
+								Func:      func(event vugu.DOMEvent) { c.SetRank(event.PropString("target", "value")) },
 								// TODO: implement capture, etc. mostly need to decide syntax
 							})
 							{
@@ -272,7 +272,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								_ = vgparent
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 								vgparent.AppendChild(vgn)
-								for r := 0; r < c.App.PV.NumRanks(); r++ {
+								for r := 0; r < c.pv.NumRanks(); r++ {
 									var vgiterkey interface{} = r
 									_ = vgiterkey
 									r := r
@@ -281,13 +281,13 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgparent.AppendChild(vgn)
 									vgn.AddAttrInterface("value", r)
 									{
-										b, err := vjson.Marshal(c.App.PV.Rank == r)
+										b, err := vjson.Marshal(c.pv.Rank == r)
 										if err != nil {
 											panic(err)
 										}
 										vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "selected", JSONVal: vjson.RawMessage(b)})
 									}
-									vgn.SetInnerHTML(c.rankLabel(r))
+									vgn.SetInnerHTML(c.pv.RankLabel(r))
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 								vgparent.AppendChild(vgn)
@@ -298,7 +298,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					if c.App.PV.Runs > 1 {
+					if c.pv.Runs > 1 {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
 						{
@@ -310,7 +310,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 								EventType: "change",
-								Func:      func(event vugu.DOMEvent) { c.App.PVSetSync(event.PropString("target", "value")) },
+								Func:      func(event vugu.DOMEvent) { c.SetSync(event.PropString("target", "value")) },
 								// TODO: implement capture, etc. mostly need to decide syntax
 							})
 							{
@@ -321,7 +321,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "pass"}}}
 								vgparent.AppendChild(vgn)
 								{
-									b, err := vjson.Marshal(c.App.PV.Sync == "pass")
+									b, err := vjson.Marshal(c.pv.Sync == "pass")
 									if err != nil {
 										panic(err)
 									}
@@ -338,7 +338,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "time"}}}
 								vgparent.AppendChild(vgn)
 								{
-									b, err := vjson.Marshal(c.App.PV.Sync == "time")
+									b, err := vjson.Marshal(c.pv.Sync == "time")
 									if err != nil {
 										panic(err)
 									}
@@ -371,9 +371,9 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "pv-scrub"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "1"}}}
 					vgparent.AppendChild(vgn)
-					vgn.AddAttrInterface("max", c.App.PV.MaxLines())
+					vgn.AddAttrInterface("max", c.pv.MaxLines())
 					{
-						b, err := vjson.Marshal(c.App.PV.Pass)
+						b, err := vjson.Marshal(c.pv.Pass)
 						if err != nil {
 							panic(err)
 						}
@@ -381,14 +381,14 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					}
 					vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 						EventType: "input",
-						Func:      func(event vugu.DOMEvent) { c.App.PVSeekTo(c.atoi(event.PropString("target", "value"))) },
+						Func:      func(event vugu.DOMEvent) { c.SeekTo(atoi(event.PropString("target", "value"))) },
 						// TODO: implement capture, etc. mostly need to decide syntax
 					})
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "pv-pass-label"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(c.passLabel())
+					vgn.SetInnerHTML(c.pv.passLabel())
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 					vgparent.AppendChild(vgn)
 				}
@@ -396,11 +396,11 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "canvas", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "pv-timeline"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: "click to go to a pass"}}}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("height", c.App.TLHeight())
-				vgn.AddAttrInterface("width", c.App.TLWidth())
+				vgn.AddAttrInterface("height", c.pv.canvas.tlHeight())
+				vgn.AddAttrInterface("width", c.pv.canvas.tlWidth())
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
-					Func:      func(event vugu.DOMEvent) { c.App.TimelineClick(event.PropFloat64("offsetX")) },
+					Func:      func(event vugu.DOMEvent) { c.TimelineClick(event.PropFloat64("offsetX")) },
 					// TODO: implement capture, etc. mostly need to decide syntax
 				})
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
@@ -412,7 +412,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					for i, d := range c.divergences() {
+					for i, d := range c.pv.divergences(c.labels()) {
 						var vgiterkey interface{} = i
 						_ = vgiterkey
 						i := i
@@ -426,7 +426,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.SetInnerHTML(d.Text)
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType: "click",
-							Func:      func(event vugu.DOMEvent) { c.App.PVSeekTo(d.Pass) },
+							Func:      func(event vugu.DOMEvent) { c.SeekTo(d.Pass) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 					}
@@ -437,13 +437,13 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute(nil)}
 				vgparent.AppendChild(vgn)
-				vgn.AddAttrInterface("class", c.gridsClass())
+				vgn.AddAttrInterface("class", c.pv.gridsClass())
 				{
 					vgparent := vgn
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					for v, m := range c.App.PV.Meta {
+					for v, m := range c.pv.Meta {
 						var vgiterkey interface{} = v
 						_ = vgiterkey
 						v := v
@@ -460,17 +460,17 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							if m.Recorded {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "canvas", Attr: []vugu.VGAttribute(nil)}
 								vgparent.AppendChild(vgn)
-								vgn.AddAttrInterface("data-layout", c.App.PVLayoutJSON(v))
-								vgn.AddAttrInterface("height", c.App.PVHeight(v))
+								vgn.AddAttrInterface("data-layout", c.pv.canvas.layoutJSON(v))
+								vgn.AddAttrInterface("height", c.pv.canvas.height(v))
 								vgn.AddAttrInterface("id", "pv-canvas-"+strconv.Itoa(v))
-								vgn.AddAttrInterface("width", c.App.PVWidth(v))
+								vgn.AddAttrInterface("width", c.pv.canvas.width(v))
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							if !m.Recorded {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
 								vgparent.AppendChild(vgn)
-								vgn.SetInnerHTML(c.noRecord(v))
+								vgn.SetInnerHTML(c.pv.noRecord(v, c.labels()))
 							}
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
@@ -482,7 +482,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									_ = vgparent
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 									vgparent.AppendChild(vgn)
-									for vgiterkeyt, e := range c.events(v) {
+									for vgiterkeyt, e := range c.pv.events(v) {
 										var vgiterkey interface{} = vgiterkeyt
 										_ = vgiterkey
 										e := e
@@ -494,10 +494,10 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 									vgparent.AppendChild(vgn)
-									if c.moreEvents(v) != "" {
+									if c.pv.moreEvents(v) != "" {
 										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "li", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
 										vgparent.AppendChild(vgn)
-										vgn.SetInnerHTML(c.moreEvents(v))
+										vgn.SetInnerHTML(c.pv.moreEvents(v))
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)
@@ -512,10 +512,10 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
-				if c.App.PV.Hover != nil {
+				if c.pv.hover.Hover != nil {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pv-card"}}}
 					vgparent.AppendChild(vgn)
-					vgn.AddAttrInterface("style", c.cardStyle())
+					vgn.AddAttrInterface("style", c.pv.hover.Hover.style())
 					{
 						vgparent := vgn
 						_ = vgparent
@@ -523,10 +523,10 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
-						vgn.SetInnerHTML(c.App.PV.Hover.Title)
+						vgn.SetInnerHTML(c.pv.hover.Hover.Title)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
-						for vgiterkeyt, l := range c.App.PV.Hover.Lines {
+						for vgiterkeyt, l := range c.pv.hover.Hover.Lines {
 							var vgiterkey interface{} = vgiterkeyt
 							_ = vgiterkey
 							l := l
@@ -598,7 +598,7 @@ func (c *PassViewBox) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw restored\"\x3E\x3C/i\x3Erestored this pass"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					if c.App.PV.Runs > 1 {
+					if c.pv.Runs > 1 {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
 						{

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// PassView is the pass-by-pass view of the run view's results: controls,
+// scrubber, timeline, one canvas per compared run, the hover card and the
+// legend. The records stay in the worker; the view asks for one pass at a
+// time (seek) and draws what comes back. Its state for the shown results
+// (passState) starts with each job's results; a link's pass and rank wait
+// for them.
+type PassView struct {
+	Run *RunView
+	// Note says what went wrong with the pass view, or why there is none.
+	Note string
+
+	pv                 *passState // nil before results with records
+	linkPass, linkRank int        // where a link opens the next results (0: not set)
+}
+
+// Speeds of playback, passes per second.
+var Speeds = []int{2, 5, 10, 30, 60}
+
+// reset closes the pass view; pass and rank place the next one.
+func (c *PassView) reset(pass, rank int) {
+	c.pv, c.Note = nil, ""
+	c.linkPass, c.linkRank = pass, rank
+}
+
+// start opens the pass view on new results: at the link's pass, or where
+// the guided example points (focus), or at pass 1.
+func (c *PassView) start(m WorkerMsg, focus string, focusRun int) {
+	c.pv, c.Note = nil, ""
+	meta, err := decodePassMeta(m.Passes)
+	if err != nil {
+		c.Note = "bad pass metadata: " + err.Error()
+		return
+	}
+	notes := make([]string, len(m.Results))
+	for i, r := range m.Results {
+		notes[i] = r.RecordNote
+		if r.RecordNote != "" {
+			c.Note = r.RecordNote
+		}
+	}
+	if len(meta) == 0 {
+		return
+	}
+	c.pv = newPassState(meta, notes, focus, focusRun, c.linkPass, c.linkRank)
+	c.linkPass, c.linkRank = 0, 0
+	c.seek()
+	c.Run.page.updateURL()
+}
+
+// shown is the pass view on screen: nil before results with records and
+// while the results are stale.
+func (c *PassView) shown() *passState {
+	if c.pv == nil || c.pv.Runs == 0 || c.Run.Stale() {
+		return nil
+	}
+	return c.pv
+}
+
+// place is the pass and rank on screen, for the link (0, 0: none).
+func (c *PassView) place() (pass, rank int) {
+	if pv := c.shown(); pv != nil {
+		return pv.Pass, pv.Rank
+	}
+	return 0, 0
+}
+
+// recorded tells whether run v of the results kept a per-pass record.
+func (c *PassView) recorded(v int) bool {
+	return c.pv != nil && v >= 0 && v < len(c.pv.Meta) && c.pv.Meta[v].Recorded
+}
+
+// seek asks the worker for the current passes (one request in flight; a
+// newer position waits for its reply).
+func (c *PassView) seek() {
+	pv := c.pv
+	if pv == nil || pv.Runs == 0 {
+		return
+	}
+	pv.want = pv.passesFor()
+	if pv.inflight == nil {
+		c.request()
+	}
+}
+
+func (c *PassView) request() {
+	pv := c.pv
+	ps := make([]any, len(pv.want))
+	for i, p := range pv.want {
+		ps[i] = p
+	}
+	page := c.Run.page
+	pv.seekID = page.nextID()
+	pv.inflight = append([]int(nil), pv.want...)
+	page.host.Post(map[string]any{"op": proto.OpSeek, "id": pv.seekID, "run": c.Run.resultsRun, "rank": pv.Rank, "passes": ps})
+}
+
+// frames takes a seek reply, and asks again when the position moved
+// meanwhile.
+func (c *PassView) frames(m WorkerMsg) bool {
+	pv := c.pv
+	if pv == nil || m.ID != pv.seekID {
+		return false
+	}
+	got := pv.inflight
+	pv.inflight = nil
+	if m.Err != nil {
+		c.Note = m.Err.Msg
+		return true
+	}
+	h := c.Run.page.host
+	start := h.Now()
+	pv.takeFrames(m.Frames, got)
+	pv.canvas.frameStart = float64(h.Now().Sub(start).Microseconds()) / 1000
+	pv.canvas.dirty = true
+	if pv.hover.Hover != nil {
+		pv.hover.fill(pv.Frames, c.labels())
+	}
+	for v := range pv.want {
+		if v < len(got) && pv.want[v] != got[v] {
+			c.request()
+			break
+		}
+	}
+	return true
+}
+
+// index takes the worker's timeline index progress; when the index is
+// done, a guided example's focus applies.
+func (c *PassView) index(m WorkerMsg) bool {
+	pv := c.pv
+	if pv == nil || m.ID != c.Run.resultsRun {
+		return false
+	}
+	pv.Indexed, pv.Total = m.Indexed, m.Total
+	if m.Err != nil {
+		pv.Indexing = false
+		c.Note = m.Err.Msg
+		return true
+	}
+	if !m.IndexDone {
+		// re-render in 5% steps only
+		pct := pv.Indexed * 20 / max(pv.Total, 1)
+		changed := pct != pv.indexPct
+		pv.indexPct = pct
+		return changed
+	}
+	if err := pv.takeIndex(m.Ms, m.Timelines); err != nil {
+		c.Note = err.Error()
+	}
+	if pv.focus != "" {
+		if p := pv.focusPass(); p > 0 {
+			c.SeekTo(p)
+		}
+		pv.focus = ""
+	}
+	return true
+}
+
+// SeekTo shows pass p.
+func (c *PassView) SeekTo(p int) {
+	defer c.Run.page.guard()
+	pv := c.pv
+	if pv == nil || pv.Runs == 0 {
+		return
+	}
+	p = min(max(p, 1), pv.MaxLines())
+	pv.focus = ""
+	if p == pv.Pass && pv.want != nil {
+		return
+	}
+	pv.Pass = p
+	c.seek()
+	c.Run.page.updateURL()
+}
+
+// Step moves by d passes.
+func (c *PassView) Step(d int) {
+	if c.pv != nil {
+		c.SeekTo(c.pv.Pass + d)
+	}
+}
+
+// Jump goes to the previous (dir -1) or next (+1) pass with an event of
+// the selected kind.
+func (c *PassView) Jump(dir int) {
+	pv := c.pv
+	if pv == nil {
+		return
+	}
+	if p := pv.nextEvent(pv.Pass, pv.Kind, dir); p > 0 {
+		c.SeekTo(p)
+	} else {
+		c.Note = fmt.Sprintf("no %s %s pass %d", proto.MarkNames[pv.Kind], map[int]string{1: "after", -1: "before"}[dir], pv.Pass)
+	}
+}
+
+// SetKind selects the event kind for jumps.
+func (c *PassView) SetKind(k string) {
+	if n, err := strconv.Atoi(k); err == nil && n >= 0 && n < proto.NumMarks && c.pv != nil {
+		c.pv.Kind = n
+	}
+}
+
+// SetRank switches the rank shown.
+func (c *PassView) SetRank(r string) {
+	n, err := strconv.Atoi(r)
+	if err != nil || c.pv == nil || n < 0 || n >= c.pv.NumRanks() {
+		return
+	}
+	c.pv.Rank = n
+	c.pv.Pass = min(c.pv.Pass, c.pv.MaxLines())
+	c.pv.canvas.dirty = true
+	c.seek()
+	c.Run.page.updateURL()
+}
+
+// SetSync switches between same-pass and same-time synchronisation.
+func (c *PassView) SetSync(s string) {
+	if c.pv != nil && (s == "pass" || s == "time") {
+		c.pv.Sync = s
+		c.seek()
+	}
+}
+
+// Play starts or stops playback.
+func (c *PassView) Play() {
+	pv := c.pv
+	if pv == nil || pv.Runs == 0 {
+		return
+	}
+	pv.Playing = !pv.Playing
+	if pv.Playing && pv.Pass >= pv.MaxLines() {
+		c.SeekTo(1)
+	}
+	c.Run.page.host.Play(pv.Playing, pv.Speed)
+}
+
+// SetSpeed sets the playback speed.
+func (c *PassView) SetSpeed(s string) {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && c.pv != nil {
+		c.pv.Speed = n
+		if c.pv.Playing {
+			c.Run.page.host.Play(true, n)
+		}
+	}
+}
+
+// PlayTick advances playback by one pass (the host's timer); it skips a
+// tick while a frame is on its way.
+func (c *PassView) PlayTick() bool {
+	pv := c.pv
+	h := c.Run.page.host
+	if pv == nil || !pv.Playing {
+		h.Play(false, 0)
+		return false
+	}
+	if pv.inflight != nil {
+		return false
+	}
+	if pv.Pass >= pv.MaxLines() {
+		pv.Playing = false
+		h.Play(false, 0)
+		return true
+	}
+	c.SeekTo(pv.Pass + 1)
+	return true
+}
+
+// Key handles the pass view's keyboard shortcuts; it tells whether the
+// key was used.
+func (c *PassView) Key(key string, shift bool) bool {
+	if c.pv == nil || c.pv.Runs == 0 {
+		return false
+	}
+	dir := map[string]int{"ArrowLeft": -1, "ArrowRight": +1}[key]
+	switch {
+	case dir != 0 && shift:
+		c.Jump(dir)
+	case dir != 0:
+		c.Step(dir)
+	case key == " ":
+		c.Play()
+	case key == "Home":
+		c.SeekTo(1)
+	case key == "End":
+		c.SeekTo(c.pv.MaxLines())
+	default:
+		return false
+	}
+	return true
+}
+
+// TimelineClick seeks to the pass under x on the timeline.
+func (c *PassView) TimelineClick(x float64) {
+	if c.pv == nil || c.pv.canvas.tl.W == 0 {
+		return
+	}
+	c.SeekTo(c.pv.canvas.tl.PassAt(int(x)))
+}
+
+// Hover handles the pointer over run v's canvas (x, y in canvas pixels;
+// v < 0: the pointer left) at (px, py) in the pass view box, where the
+// card goes; click pins the card. It tells whether the card changed.
+func (c *PassView) Hover(v, x, y, px, py int, click bool) bool {
+	defer c.Run.page.guard()
+	pv := c.pv
+	if pv == nil {
+		return false
+	}
+	changed, picked := pv.hover.at(pv.canvas.layouts, pv.Frames, v, x, y, px, py, click)
+	if picked {
+		pv.canvas.dirty = true
+	}
+	if changed && pv.hover.Hover != nil {
+		pv.hover.fill(pv.Frames, c.labels())
+	}
+	return changed
+}
+
+// Hovering tells whether the pointer matters to the pass view now (a card
+// shows or is pinned).
+func (c *PassView) Hovering() bool {
+	return c.pv != nil && (c.pv.hover.Pinned || c.pv.hover.Hover != nil)
+}
+
+// Pinned tells whether the hover card is pinned.
+func (c *PassView) Pinned() bool { return c.pv != nil && c.pv.hover.Pinned }
+
+// draw draws the pass view's canvases after a render (see
+// Root.AfterRender).
+func (c *PassView) draw() {
+	if c.pv != nil && c.pv.Runs > 0 {
+		c.pv.canvas.draw(c.Run.page.host, c.pv, c.labels())
+	}
+}
+
+// labels are the results' labels (the runs' names on canvases and cards).
+func (c *PassView) labels() []string {
+	out := make([]string, len(c.Run.Results))
+	for i, r := range c.Run.Results {
+		out[i] = r.Label
+	}
+	return out
+}
+
+func (c *PassView) status() string {
+	pv := c.pv
+	switch {
+	case c.Note != "" && (pv == nil || pv.Runs == 0):
+		return ""
+	case pv == nil || c.Run.Stale():
+		return ""
+	case pv.Indexing:
+		return fmt.Sprintf("indexing the timeline: %d%%", pv.Indexed*100/max(pv.Total, 1))
+	}
+	return c.Note
+}
+
+func (c *PassView) emptyText() string {
+	switch {
+	case c.Run.Running:
+		return "Running…"
+	case c.Run.Stale():
+		return "The config changed: run it to see its passes."
+	case c.Note != "":
+		return c.Note
+	case len(c.Run.Results) == 0:
+		return "Run a config to see, pass by pass, which block sits in which G1 slot and G2 entry."
+	}
+	return "These results kept no per-pass record."
+}
+
+func speedLabel(s int) string { return strconv.Itoa(s) + " passes/s" }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

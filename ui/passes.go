@@ -1,0 +1,478 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// passState is the pass view of one job's results: which pass of which
+// rank is on screen, the decoded frames (one per compared run), the
+// timeline index as the worker builds it, playback, the hover card and
+// the canvases. A new one starts with each job's results.
+type passState struct {
+	Meta  []proto.PassMeta // per run (result index)
+	Notes []string         // per run: why it kept no record
+	Runs  int              // runs with a record
+
+	Rank int
+	Pass int    // the pass on screen (of the first run; others follow by Sync)
+	Sync string // "pass" or "time"
+
+	Indexed, Total int
+	Indexing       bool
+	// IndexMs is the worker's time spent indexing (its steps, summed).
+	IndexMs   float64
+	indexPct  int
+	Timelines [][]*proto.Timeline // [run][rank], once indexed
+
+	Frames   []*pvFrame // per run
+	want     []int      // the passes to show, per run
+	inflight []int      // the passes of the request in flight (nil: none)
+	seekID   int
+
+	Kind    int // proto.Mark* for the "next event" buttons and Shift+arrows
+	Playing bool
+	Speed   int // passes per second
+
+	focus    string // a guided example's focus, applied once the index allows
+	focusRun int
+	hover    hoverCard
+	canvas   passCanvas
+}
+
+// pvFrame is one run's decoded pass.
+type pvFrame struct {
+	f              proto.Frame
+	meta           proto.FrameMeta
+	pass           int
+	err            string
+	diffG1, diffG2 []bool
+}
+
+func decodePassMeta(s string) ([]proto.PassMeta, error) {
+	var meta []proto.PassMeta
+	if s == "" {
+		return nil, nil
+	}
+	err := json.Unmarshal([]byte(s), &meta)
+	return meta, err
+}
+
+// newPassState starts the pass view of results with per-pass records,
+// at pass and rank (0: the first, or the focus).
+func newPassState(meta []proto.PassMeta, notes []string, focus string, focusRun, pass, rank int) *passState {
+	pv := &passState{Meta: meta, Notes: notes, Sync: "pass", Kind: proto.MarkRestore, Speed: 10, Indexing: true,
+		Frames: make([]*pvFrame, len(meta)), focus: focus, focusRun: focusRun, Pass: max(pass, 1), Rank: max(rank, 0)}
+	for _, m := range meta {
+		if m.Recorded {
+			pv.Runs++
+		}
+	}
+	if pv.Rank >= pv.NumRanks() {
+		pv.Rank = 0
+	}
+	pv.Pass = min(pv.Pass, pv.Lines(0))
+	if pass > 0 {
+		pv.focus = "" // an explicit pass wins
+	}
+	return pv
+}
+
+// NumRanks is the rank count of the first recorded run.
+func (pv *passState) NumRanks() int {
+	if v := pv.first(); v >= 0 {
+		return len(pv.Meta[v].Ranks)
+	}
+	return 0
+}
+
+// RankLabel names rank r of the first recorded run: "worker 0, DP rank
+// 1", or in P/D "prefill 0 (worker 0), DP rank 0" and "decode 0 (worker
+// 1), DP rank 0", numbering the workers of each pool from 0 as the request
+// table does.
+func (pv *passState) RankLabel(r int) string {
+	for _, m := range pv.Meta {
+		if !m.Recorded || r >= len(m.Ranks) {
+			continue
+		}
+		rm := m.Ranks[r]
+		if rm.Role == "" || rm.Role == "aggregated" {
+			return fmt.Sprintf("worker %d, DP rank %d", rm.Worker, rm.Rank)
+		}
+		first := rm.Worker
+		for _, x := range m.Ranks {
+			if x.Role == rm.Role {
+				first = min(first, x.Worker)
+			}
+		}
+		return fmt.Sprintf("%s %d (worker %d), DP rank %d", rm.Role, rm.Worker-first, rm.Worker, rm.Rank)
+	}
+	return strconv.Itoa(r)
+}
+
+// Role is the role of the rank shown ("" or "aggregated" without P/D).
+func (pv *passState) Role() string {
+	for _, m := range pv.Meta {
+		if m.Recorded && pv.Rank < len(m.Ranks) {
+			return m.Ranks[pv.Rank].Role
+		}
+	}
+	return ""
+}
+
+// Lines is run v's pass count on the current rank (its last "line" may be
+// the run end).
+func (pv *passState) Lines(v int) int {
+	if v < 0 || v >= len(pv.Meta) || !pv.Meta[v].Recorded || pv.Rank >= len(pv.Meta[v].Ranks) {
+		return 0
+	}
+	return pv.Meta[v].Ranks[pv.Rank].Lines
+}
+
+// MaxLines is the most passes any run has on the current rank.
+func (pv *passState) MaxLines() int {
+	n := 0
+	for v := range pv.Meta {
+		n = max(n, pv.Lines(v))
+	}
+	return max(n, 1)
+}
+
+// first is the first run with a record (-1: none).
+func (pv *passState) first() int {
+	for v, m := range pv.Meta {
+		if m.Recorded {
+			return v
+		}
+	}
+	return -1
+}
+
+// timeline is run v's timeline on the current rank (nil until indexed).
+func (pv *passState) timeline(v int) *proto.Timeline {
+	if v < 0 || v >= len(pv.Timelines) || pv.Rank >= len(pv.Timelines[v]) {
+		return nil
+	}
+	return pv.Timelines[v][pv.Rank]
+}
+
+// passesFor is the pass each run shows for the current pass: the same
+// number, or in time sync the pass of each run that covers the first
+// run's pass end.
+func (pv *passState) passesFor() []int {
+	out := make([]int, len(pv.Meta))
+	f := pv.first()
+	t := math.NaN()
+	if pv.Sync == "time" {
+		if tl := pv.timeline(f); tl != nil && pv.Pass <= len(tl.End) {
+			t = tl.End[pv.Pass-1]
+		}
+	}
+	for v := range out {
+		n := pv.Lines(v)
+		if n == 0 {
+			continue
+		}
+		p := min(pv.Pass, n)
+		if !math.IsNaN(t) && v != f {
+			if tl := pv.timeline(v); tl != nil {
+				p = sort.Search(len(tl.End), func(i int) bool { return tl.End[i] >= t }) + 1
+				p = min(max(p, 1), n)
+			}
+		}
+		out[v] = p
+	}
+	return out
+}
+
+// takeFrames decodes a seek reply's frames (got: the passes asked).
+func (pv *passState) takeFrames(frames []*FrameMsg, got []int) {
+	for v, fm := range frames {
+		if v >= len(pv.Frames) || fm == nil {
+			continue
+		}
+		fr := pv.Frames[v]
+		if fr == nil {
+			fr = &pvFrame{}
+			pv.Frames[v] = fr
+		}
+		fr.pass = got[v]
+		fr.err = fm.Err
+		if fm.Err != "" {
+			continue
+		}
+		if err := proto.DecodeFrame(fm.Bin, &fr.f); err != nil {
+			fr.err = err.Error()
+			continue
+		}
+		fr.meta = proto.FrameMeta{}
+		if err := json.Unmarshal([]byte(fm.Meta), &fr.meta); err != nil {
+			fr.err = err.Error()
+		}
+	}
+	pv.diff()
+}
+
+// diff marks the cells whose block the run compared with does not hold
+// in the same tier (cached G1 copies and G2 entries): every run is
+// compared with the first, and the first with the second.
+func (pv *passState) diff() {
+	var live []*pvFrame
+	for _, fr := range pv.Frames {
+		if fr != nil {
+			fr.diffG1, fr.diffG2 = nil, nil
+			if fr.err == "" {
+				live = append(live, fr)
+			}
+		}
+	}
+	if len(live) < 2 {
+		return
+	}
+	base1, base2 := blockSets(live[0])
+	sec1, sec2 := blockSets(live[1])
+	for i, fr := range live {
+		o1, o2 := base1, base2
+		if i == 0 {
+			o1, o2 = sec1, sec2
+		}
+		fr.diffG1 = make([]bool, len(fr.f.G1))
+		for s, c := range fr.f.G1 {
+			fr.diffG1[s] = cachedCell(c) && !o1[c.Key]
+		}
+		fr.diffG2 = make([]bool, len(fr.f.G2))
+		for s, c := range fr.f.G2 {
+			fr.diffG2[s] = !o2[c.Key]
+		}
+	}
+}
+
+// cachedCell tells whether a G1 cell holds a cached block.
+func cachedCell(c proto.Cell) bool { return c.Key != 0 && c.State != '.' && c.State != 'p' }
+
+// blockSets are the blocks a frame holds in G1 (cached) and in G2.
+func blockSets(fr *pvFrame) (g1, g2 map[uint32]bool) {
+	g1, g2 = map[uint32]bool{}, map[uint32]bool{}
+	for _, c := range fr.f.G1 {
+		if cachedCell(c) {
+			g1[c.Key] = true
+		}
+	}
+	for _, c := range fr.f.G2 {
+		g2[c.Key] = true
+	}
+	return g1, g2
+}
+
+// takeIndex takes the finished timeline index ([run][rank] encoded
+// timelines); the error is the last that did not decode.
+func (pv *passState) takeIndex(ms float64, timelines [][][]byte) error {
+	var bad error
+	pv.Indexing = false
+	pv.IndexMs = ms
+	pv.Timelines = make([][]*proto.Timeline, len(timelines))
+	for v, ranks := range timelines {
+		for _, b := range ranks {
+			t, err := proto.DecodeTimeline(b)
+			if err != nil {
+				bad, t = err, nil
+			}
+			pv.Timelines[v] = append(pv.Timelines[v], t)
+		}
+	}
+	pv.canvas.dirty = true
+	return bad
+}
+
+// focusPass is where a guided example opens: the first pass where the
+// compared runs' blocks differ, or the first restore from G2 (0: none).
+func (pv *passState) focusPass() int {
+	switch pv.focus {
+	case state.FocusDivergence:
+		if pv.focusRun > 0 {
+			if tl := pv.timeline(pv.focusRun); tl != nil && tl.Diverge > 0 {
+				return tl.Diverge
+			}
+		}
+		best := 0
+		for v := range pv.Meta {
+			if tl := pv.timeline(v); tl != nil && tl.Diverge > 0 && (best == 0 || tl.Diverge < best) {
+				best = tl.Diverge
+			}
+		}
+		return best
+	case state.FocusRestore:
+		return pv.nextEvent(0, proto.MarkRestore, +1)
+	}
+	return 0
+}
+
+// nextEvent is the next (dir +1) or previous (-1) pass after from where
+// any shown run has an event of kind k; 0 when there is none.
+func (pv *passState) nextEvent(from, k, dir int) int {
+	best := 0
+	for v := range pv.Meta {
+		tl := pv.timeline(v)
+		if tl == nil {
+			continue
+		}
+		for p := from + dir; p >= 1 && p <= len(tl.Counts); p += dir {
+			if tl.Counts[p-1][k] > 0 {
+				if best == 0 || (dir > 0 && p < best) || (dir < 0 && p > best) {
+					best = p
+				}
+				break
+			}
+		}
+	}
+	return best
+}
+
+// The pass view's data attributes (tests read them). They take a nil
+// passState, the view with nothing on screen.
+
+func (pv *passState) pass() int {
+	if pv == nil {
+		return 0
+	}
+	return pv.Pass
+}
+
+// ready: every shown frame is the current position's.
+func (pv *passState) ready() bool {
+	if pv == nil || pv.inflight != nil {
+		return false
+	}
+	want := pv.passesFor()
+	for v, fr := range pv.Frames {
+		if want[v] > 0 && (fr == nil || fr.pass != want[v]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (pv *passState) indexed() bool { return pv != nil && !pv.Indexing }
+
+func (pv *passState) frameMs() string {
+	if pv == nil {
+		return ""
+	}
+	return strconv.FormatFloat(pv.canvas.FrameMs, 'f', 2, 64)
+}
+
+func (pv *passState) indexMs() string {
+	if pv == nil || pv.Indexing {
+		return ""
+	}
+	return strconv.FormatFloat(pv.IndexMs, 'f', 1, 64)
+}
+
+func (pv *passState) playLabel() string {
+	if pv.Playing {
+		return "❚❚"
+	}
+	return "▶ play"
+}
+
+func (pv *passState) passLabel() string {
+	f := pv.first()
+	s := fmt.Sprintf("pass %d of %d", pv.Pass, pv.MaxLines())
+	if f >= 0 && f < len(pv.Frames) && pv.Frames[f] != nil && pv.Frames[f].err == "" {
+		m := pv.Frames[f].meta
+		if m.Final {
+			s += " (run end)"
+		}
+		req := "requests"
+		if m.Scheduled == 1 {
+			req = "request"
+		}
+		s += fmt.Sprintf(" · %s–%s ms · %d %s scheduled", state.Ms(m.StartMs), state.Ms(m.EndMs), m.Scheduled, req)
+	}
+	return s
+}
+
+// divergence is one compared run's first difference from the first run.
+type divergence struct {
+	Pass int
+	Text string
+}
+
+// divergences lists, for each compared run after the first, the first
+// pass where its blocks differ from the first run's (labels: the runs').
+func (pv *passState) divergences(labels []string) []divergence {
+	if pv.Runs < 2 || pv.Indexing {
+		return nil
+	}
+	var out []divergence
+	f := pv.first()
+	for v := range pv.Meta {
+		if v == f || !pv.Meta[v].Recorded {
+			continue
+		}
+		d := divergence{Pass: 0}
+		if tl := pv.timeline(v); tl != nil {
+			d.Pass = tl.Diverge
+		}
+		a, b := "", ""
+		if f < len(labels) && v < len(labels) {
+			a, b = shortLabel(labels[f]), shortLabel(labels[v])
+		}
+		if d.Pass == 0 {
+			d.Text = fmt.Sprintf("%s and %s hold the same blocks in every pass", b, a)
+		} else {
+			d.Text = fmt.Sprintf("%s first differs from %s in pass %d", b, a, d.Pass)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func (pv *passState) gridsClass() string {
+	if pv.Runs > 1 {
+		return "pv-grids multi"
+	}
+	return "pv-grids"
+}
+
+func (pv *passState) noRecord(v int, labels []string) string {
+	label := ""
+	if v < len(labels) {
+		label = labels[v] + ": "
+	}
+	if v < len(pv.Notes) && pv.Notes[v] != "" {
+		return label + pv.Notes[v]
+	}
+	return label + "no per-pass record"
+}
+
+const shownEvents = 6
+
+func (pv *passState) events(v int) []proto.EventLine {
+	fr := pv.Frames[v]
+	if fr == nil || fr.err != "" {
+		return nil
+	}
+	ev := fr.meta.Events
+	return ev[:min(len(ev), shownEvents)]
+}
+
+func (pv *passState) moreEvents(v int) string {
+	fr := pv.Frames[v]
+	if fr == nil || fr.err != "" {
+		return ""
+	}
+	if fr.meta.NumEvents == 0 {
+		return "no events in this pass"
+	}
+	if n := fr.meta.NumEvents - shownEvents; n > 0 {
+		return fmt.Sprintf("… %d more events", n)
+	}
+	return ""
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// PageRows is the request table's page length (the DOM stays small).
+const PageRows = 16
+
+// RequestTable is the selected run's request table: sorted by a column
+// (a second click reverses) and shown a page at a time. Its run view
+// shows it only while a run with a view is selected.
+type RequestTable struct {
+	Run      *RunView
+	SortKey  string
+	SortDesc bool
+	Page     int
+}
+
+// view is the selected run's view (nil when there is none).
+func (c *RequestTable) view() *proto.View {
+	if r := c.Run.Sel(); r != nil {
+		return r.View
+	}
+	return nil
+}
+
+// SortBy sorts the table by a column; a second click reverses.
+func (c *RequestTable) SortBy(key string) {
+	if c.SortKey == key {
+		c.SortDesc = !c.SortDesc
+	} else {
+		c.SortKey, c.SortDesc = key, key == "ttft" || key == "recomputed"
+	}
+	c.Page = 0
+}
+
+// SortMark is a column header's sort arrow.
+func (c *RequestTable) SortMark(key string) string {
+	if c.SortKey != key {
+		return ""
+	}
+	if c.SortDesc {
+		return " ▼"
+	}
+	return " ▲"
+}
+
+// Rows is the visible page of the sorted table.
+func (c *RequestTable) Rows() []proto.Row {
+	v := c.view()
+	if v == nil {
+		return nil
+	}
+	rows := state.SortRows(v.Rows, c.SortKey, c.SortDesc)
+	from := min(c.Page*PageRows, len(rows))
+	return rows[from:min(from+PageRows, len(rows))]
+}
+
+// Pages is the number of table pages.
+func (c *RequestTable) Pages() int {
+	v := c.view()
+	if v == nil {
+		return 0
+	}
+	return (len(v.Rows) + PageRows - 1) / PageRows
+}
+
+// Turn turns the table page by d.
+func (c *RequestTable) Turn(d int) { c.Page = max(0, min(c.Pages()-1, c.Page+d)) }
+
+func (c *RequestTable) note() string {
+	if len(c.Run.Results) > 1 {
+		return c.Run.Sel().Label + " · click a column to sort"
+	}
+	return "click a column to sort"
+}
+
+func (c *RequestTable) pageNote() string { return fmt.Sprintf("page %d of %d", c.Page+1, c.Pages()) }

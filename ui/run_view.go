@@ -1,0 +1,394 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// RunView is the run view: the guided example's text, the run bar (Run,
+// compare, progress, cancel), the results of the last job (summary cards
+// for one run, a row per run in compare mode), the pass view, the chart
+// and the request table. It runs the panel's config in the simulation
+// worker, one job at a time, and asks the worker for the report files it
+// keeps.
+type RunView struct {
+	page    *Root
+	Panel   *ConfigPanel
+	Compare *CompareSetup
+	Table   *RequestTable
+	Passes  *PassView
+	chart   turnChart
+
+	// WorkerReady: the simulation worker answers. Running: a job is in
+	// it.
+	WorkerReady bool
+	Running     bool
+	Progress    float64
+	ProgressMsg string
+	RunErr      string
+	Status      string
+	// Results are the last job's runs; Selected is the one whose details
+	// show.
+	Results  []*Result
+	Selected int
+	// Runs counts finished jobs (tests wait for it to move); RunMs is the
+	// time from Run to results as the page saw it.
+	Runs  int
+	RunMs float64
+
+	autoRun    bool // run when the worker is ready (a link opens on its results)
+	jobID      int  // the running job's id
+	runMsg     map[string]any
+	runStart   time.Time
+	resultsRun int            // the job id of the shown results
+	resultsMsg map[string]any // and its message (to replay it for files)
+	fileID     int            // the file request in flight
+	fileName   string
+}
+
+// Result is one run of the last job.
+type Result struct {
+	Label string
+	View  *proto.View
+	Err   *ErrInfo
+	msg   VariantMsg
+}
+
+func newRunView(page *Root) *RunView {
+	c := &RunView{page: page, Panel: page.Panel, Compare: page.Compare}
+	c.Table = &RequestTable{Run: c, SortKey: "id"}
+	c.Passes = &PassView{Run: c}
+	return c
+}
+
+// reset drops the results (a new config opens); pass and rank place the
+// pass view of the next results (0: not set).
+func (c *RunView) reset(pass, rank int) {
+	c.Results, c.resultsMsg = nil, nil
+	c.Passes.reset(pass, rank)
+}
+
+// ready: the worker is up; a link's run starts.
+func (c *RunView) ready() {
+	c.WorkerReady = true
+	if c.autoRun {
+		c.autoRun = false
+		c.Run()
+	}
+}
+
+// CanRun tells whether Run is possible now.
+func (c *RunView) CanRun() bool {
+	return !c.Running && c.Panel.Cfg != nil && (c.Compare.Set == nil || c.Compare.Err == "")
+}
+
+// Busy tells whether a run is in progress or about to start.
+func (c *RunView) Busy() bool { return c.Running || (c.autoRun && c.Panel.Cfg != nil) }
+
+// Run starts a job for the panel's config (every compared run).
+func (c *RunView) Run() {
+	defer c.page.guard()
+	if c.Running {
+		return
+	}
+	c.RunErr = ""
+	p := c.Panel
+	if p.Cfg == nil {
+		c.RunErr = "The config has an error; fix it first."
+		return
+	}
+	if msg := p.Err(state.FTrace); msg != "" {
+		c.RunErr = msg
+		return
+	}
+	vs := c.Compare.variants(p.Cfg, c.singleLabel())
+	if vs == nil {
+		return
+	}
+	variants := make([]any, len(vs))
+	for i, v := range vs {
+		variants[i] = map[string]any{"label": v.Label, "sets": toAny(v.Sets)}
+	}
+	msg := map[string]any{"op": proto.OpRun, "config": p.YAML, "name": p.Name, "variants": variants, "passes": true}
+	if t := p.Traces.texts(); t != nil {
+		msg["traces"] = t
+	}
+	c.jobID = c.page.nextID()
+	msg["id"] = c.jobID
+	c.runMsg = msg
+	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
+	c.runStart = c.page.host.Now()
+	c.page.host.Post(msg)
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// singleLabel labels the one run of single-run mode.
+func (c *RunView) singleLabel() string {
+	f := c.Panel.Form
+	pd := ""
+	if f.PD() {
+		pd = "P/D, "
+	}
+	if !f.HasG2 {
+		return pd + "no G2"
+	}
+	return fmt.Sprintf("%s%s, G2 %d blocks", pd, state.ConnectorLabel(f.Connector), f.G2)
+}
+
+// Cancel stops the running job by replacing the worker.
+func (c *RunView) Cancel() {
+	defer c.page.guard()
+	if !c.Running {
+		return
+	}
+	c.Running, c.jobID, c.fileID, c.WorkerReady = false, -1, 0, false
+	c.Panel.Traces.cancelCheck()
+	c.page.host.RestartWorker()
+	c.Status = "Run cancelled."
+}
+
+// workerFailed: the worker died (the browser's error event).
+func (c *RunView) workerFailed(msg string) {
+	c.Running = false
+	c.RunErr = "The simulation worker failed: " + msg
+}
+
+// deliver takes a job's progress, its result or a report file.
+func (c *RunView) deliver(m WorkerMsg) bool {
+	switch m.Type {
+	case proto.MsgProgress:
+		if m.ID == c.jobID && c.Running {
+			c.progress(m)
+		}
+		return false
+	case proto.MsgResult:
+		if m.ID == c.jobID {
+			c.result(m)
+		}
+		return true
+	}
+	return c.file(m)
+}
+
+// progress moves the progress bar (no render: the host moves it in place).
+func (c *RunView) progress(m WorkerMsg) {
+	var frac float64
+	if m.Total > 0 {
+		frac = float64(m.Done) / float64(m.Total)
+	}
+	n := max(1, m.Variants)
+	c.Progress = (float64(m.Variant) + frac) / float64(n)
+	c.ProgressMsg = fmt.Sprintf("%s of %s requests", state.Thousands(int64(m.Done)), state.Thousands(int64(m.Total)))
+	if n > 1 {
+		c.ProgressMsg = fmt.Sprintf("run %d of %d: %s", m.Variant+1, n, c.ProgressMsg)
+	}
+}
+
+// result shows a finished job and opens its pass view.
+func (c *RunView) result(m WorkerMsg) {
+	c.Running = false
+	c.Runs++
+	c.RunMs = float64(c.page.host.Now().Sub(c.runStart).Microseconds()) / 1000
+	if m.Err != nil {
+		c.RunErr = m.Err.Msg
+		return
+	}
+	c.Results = c.Results[:0]
+	c.resultsRun, c.resultsMsg = m.ID, c.runMsg
+	c.Selected = -1
+	for i, r := range m.Results {
+		res := &Result{Label: r.Label, Err: r.Err, msg: r}
+		if r.Err == nil {
+			var v proto.View
+			err := json.Unmarshal([]byte(r.View), &v)
+			if err == nil {
+				v.Rows, err = proto.DecodeRows(r.Rows)
+			}
+			if err != nil {
+				res.Err = &ErrInfo{Kind: "internal", Msg: "bad view: " + err.Error()}
+			} else {
+				res.View = &v
+			}
+		}
+		if res.View != nil && c.Selected < 0 {
+			c.Selected = i
+		}
+		c.Results = append(c.Results, res)
+	}
+	c.Selected = max(c.Selected, 0)
+	c.Table.Page = 0
+	c.Status = fmt.Sprintf("Done in %s ms.", state.Ms(c.RunMs))
+	c.chart.dirty = true
+	focus, run := c.focus()
+	c.Passes.start(m, focus, run)
+}
+
+// focus is where the guided example on the page opens the pass view, when
+// the results are its config's.
+func (c *RunView) focus() (string, int) {
+	if ex := c.page.Example; ex != nil && configOf(c.resultsMsg) == ex.YAML() {
+		return ex.Focus, ex.FocusRun
+	}
+	return "", 0
+}
+
+// file offers a report file the worker encoded.
+func (c *RunView) file(m WorkerMsg) bool {
+	if m.ID != c.fileID || c.fileID == 0 {
+		return false
+	}
+	c.fileID = 0
+	if m.Err != nil {
+		c.Status = c.fileName + ": " + m.Err.Msg
+		return true
+	}
+	c.Status = ""
+	c.page.host.Download(c.fileName, m.Text)
+	return true
+}
+
+// SimMs is the worker's replay time of the shown results (Σ over runs).
+func (c *RunView) SimMs() float64 {
+	var t float64
+	for _, r := range c.Results {
+		if r.View != nil {
+			t += r.View.ElapsedMs
+		}
+	}
+	return t
+}
+
+// configOf is the YAML of a run message.
+func configOf(msg map[string]any) string { s, _ := msg["config"].(string); return s }
+
+// Stale tells whether the config changed since the shown results ran. The
+// results' config is that of their own run message, taken when they
+// arrive, so during a run (and after a failed or cancelled one) the old
+// results stay stale and their pass view stays closed.
+func (c *RunView) Stale() bool { return len(c.Results) > 0 && configOf(c.resultsMsg) != c.Panel.YAML }
+
+// StaleNote says why the shown results are stale.
+func (c *RunView) StaleNote() string {
+	if c.Running && configOf(c.runMsg) == c.Panel.YAML {
+		return "These results are from the previous config; the new run is under way."
+	}
+	return "The config changed since these results; press Run to update them."
+}
+
+// Sel is the selected result (nil when there is none).
+func (c *RunView) Sel() *Result {
+	if c.Selected < 0 || c.Selected >= len(c.Results) {
+		return nil
+	}
+	return c.Results[c.Selected]
+}
+
+// HasView tells whether the selected result has a view (the run
+// succeeded).
+func (c *RunView) HasView() bool { r := c.Sel(); return r != nil && r.View != nil }
+
+// Select shows result i's details.
+func (c *RunView) Select(i int) {
+	if i >= 0 && i < len(c.Results) {
+		c.Selected, c.Table.Page = i, 0
+	}
+}
+
+// Download offers the selected run's report file: prediction.json at
+// once, the larger files after the worker has encoded them.
+func (c *RunView) Download(kind string) {
+	defer c.page.guard()
+	if !c.HasView() {
+		return
+	}
+	r := c.Sel()
+	name := kind
+	if len(c.Results) > 1 {
+		name = slug(r.Label) + "-" + name
+	}
+	if kind == "prediction.json" {
+		c.page.host.Download(name, r.msg.Prediction)
+		return
+	}
+	c.fileID, c.fileName = c.page.nextID(), name
+	c.Status = "preparing " + name + "…"
+	c.page.host.Post(map[string]any{"op": proto.OpFile, "id": c.fileID, "run": c.resultsRun, "variant": c.Selected,
+		"kind": kind, "spec": c.resultsMsg})
+}
+
+// HasRecord tells whether the selected run kept a per-pass record.
+func (c *RunView) HasRecord() bool { return c.Passes.recorded(c.Selected) && !c.Stale() }
+
+// RecordTitle explains the passes.jsonl button.
+func (c *RunView) RecordTitle() string {
+	if c.HasRecord() {
+		return "the per-pass record of the selected run (kvsim inspect and kvsim diff read it)"
+	}
+	if c.Passes.Note != "" {
+		return c.Passes.Note
+	}
+	return "run a config first"
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// Pct is the progress bar's width.
+func (c *RunView) Pct() string { return strconv.FormatFloat(c.Progress*100, 'f', 1, 64) + "%" }
+
+// draw pushes the chart and the pass view to their canvases.
+func (c *RunView) draw() {
+	c.chart.draw(c.page.host, c.Results)
+	c.Passes.draw()
+}
+
+// single is the one run's view in single-run mode.
+func (c *RunView) single() *proto.View {
+	if len(c.Results) != 1 {
+		return nil
+	}
+	return c.Results[0].View
+}
+
+func (c *RunView) rowClass(i int) string {
+	s := "cmp-row"
+	if i == c.Selected {
+		s += " sel"
+	}
+	if c.Results[i].Err != nil {
+		s += " failed"
+	}
+	return s
+}
+
+// completed is a compare row's "completed / requests".
+func completed(v *proto.View) string { return fmt.Sprintf("%d / %d", v.Completed, v.Requests) }
+
+// runNote is the TTFT card's line under the numbers.
+func runNote(v *proto.View) string {
+	return fmt.Sprintf("%d of %d requests completed, %s passes, %s ms simulated", v.Completed, v.Requests,
+		state.Thousands(v.Passes), state.Ms(v.DurationMs))
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vugu/vugu"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/ui/state"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// MaxStoredTrace is the largest uploaded trace kept in the browser's
+// storage for reloads.
+const MaxStoredTrace = 2 << 20
+
+// TracePanel is the config panel's trace section: the trace picker (a
+// built-in trace, an uploaded one or the synthetic-session generator), the
+// generator's inputs, and uploads, which the worker checks before the
+// picker offers them. It edits the panel's YAML; its errors are the
+// panel's (state.FTrace, FGen, FUpBlock).
+type TracePanel struct {
+	Panel *ConfigPanel
+
+	// Uploads are the uploaded traces, by the path the config uses.
+	Uploads    map[string]*Upload
+	UploadErr  string
+	UploadNote string
+	// UpFormat and UpBlock say how the next upload is read.
+	UpFormat string
+	UpBlock  int
+	Sessions state.SessionSpec
+	ShowGen  bool
+	// Note explains a trace the page cannot run (e.g. an uploaded trace
+	// the link names but this browser lacks).
+	Note string
+
+	pending *Upload // the upload the worker is checking
+	checkID int
+}
+
+// Upload is an uploaded trace.
+type Upload struct {
+	Name, Hash string
+	Size       int
+	Format     string
+	Block      int
+	Info       proto.TraceInfo
+	text       any // a JavaScript string in the browser
+}
+
+func newTracePanel(p *ConfigPanel) *TracePanel {
+	return &TracePanel{Panel: p, Uploads: map[string]*Upload{}, UpFormat: config.FormatMooncakeDelta, UpBlock: 16,
+		Sessions: state.DefaultSessions}
+}
+
+// restore takes back the uploaded trace a link names from the browser's
+// storage, or notes that it is missing.
+func (c *TracePanel) restore(ref *state.UploadRef) {
+	c.Note = ""
+	if ref == nil {
+		return
+	}
+	if text, ok := c.Panel.page.host.LoadUpload(ref.Hash); ok {
+		c.Uploads[ref.Name] = &Upload{Name: ref.Name, Hash: ref.Hash, text: text}
+		return
+	}
+	c.Note = fmt.Sprintf("This link runs the uploaded trace %s (hash %s), which this browser does not have: upload it again.",
+		ref.Name, ref.Hash)
+}
+
+// current is the uploaded trace the parsed config reads (nil: none).
+func (c *TracePanel) current() *Upload {
+	p := c.Panel
+	if p.Cfg == nil || p.Form.Source.Type != config.SourceTrace {
+		return nil
+	}
+	return c.Uploads[p.Form.Source.Path]
+}
+
+// ref names the uploaded trace the config reads, for the link.
+func (c *TracePanel) ref() *state.UploadRef {
+	if u := c.current(); u != nil {
+		return &state.UploadRef{Name: u.Name, Hash: u.Hash}
+	}
+	return nil
+}
+
+// texts are the trace texts a job needs beside the config (nil: none).
+func (c *TracePanel) texts() map[string]any {
+	if u := c.current(); u != nil {
+		return map[string]any{u.Name: u.text}
+	}
+	return nil
+}
+
+// Pick handles the trace picker: a built-in trace, "gen" (the
+// synthetic-session generator) or an uploaded trace's name.
+func (c *TracePanel) Pick(v string) {
+	defer c.Panel.page.guard()
+	p := c.Panel
+	c.ShowGen = v == "gen"
+	var next string
+	var err error
+	switch {
+	case v == "gen":
+		next, err = state.UseSessions(p.YAML, c.Sessions)
+	case state.IsBuiltinTrace(v):
+		next, err = state.UseBuiltin(p.YAML, v)
+	case c.Uploads[v] != nil:
+		u := c.Uploads[v]
+		next, err = state.UseUpload(p.YAML, u.Name, u.Format, u.Block, max(1, p.Form.Source.Concurrency))
+	default:
+		return
+	}
+	if err != nil {
+		p.errs[state.FTrace] = err.Error()
+		return
+	}
+	p.setYAML(next, state.FTrace)
+}
+
+// Choice is the trace picker's current value.
+func (c *TracePanel) Choice() string {
+	if c.ShowGen || c.Panel.Form.Source.Type == config.SourceSyntheticSession {
+		return "gen"
+	}
+	return c.Panel.Form.Source.Path
+}
+
+// UploadNames lists the uploaded traces by name.
+func (c *TracePanel) UploadNames() []string {
+	out := make([]string, 0, len(c.Uploads))
+	for n := range c.Uploads {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// missing names a trace path the config reads that the picker does not
+// offer.
+func (c *TracePanel) missing() string {
+	f := c.Panel.Form
+	if c.ShowGen || f.Source.Type != config.SourceTrace {
+		return ""
+	}
+	if state.IsBuiltinTrace(f.Source.Path) || c.Uploads[f.Source.Path] != nil {
+		return ""
+	}
+	return f.Source.Path
+}
+
+// OnGen handles an input of the synthetic-session generator.
+func (c *TracePanel) OnGen(g state.GenField, value string) {
+	defer c.Panel.page.guard()
+	p := c.Panel
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || n < 0 {
+		p.errs[state.FGen] = "enter a whole number"
+		return
+	}
+	p.errs[state.FGen] = ""
+	c.Sessions.Set(g, n)
+	next, err := state.UseSessions(p.YAML, c.Sessions)
+	if err != nil {
+		p.errs[state.FGen] = err.Error()
+		return
+	}
+	p.setYAML(next, state.FTrace)
+}
+
+// OnUpload reads the file the file input chose and asks the worker to
+// check it.
+func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
+	page := c.Panel.page
+	defer page.guard()
+	c.UploadErr, c.UploadNote = "", "reading…"
+	page.host.ReadUpload(e, func(name string, text any, data []byte, err error) {
+		defer page.guard()
+		if err != nil {
+			c.UploadErr, c.UploadNote = err.Error(), ""
+			return
+		}
+		u := &Upload{Name: state.SafeName(name), Hash: state.TraceHash(data), Size: len(data), Format: c.UpFormat, Block: c.UpBlock, text: text}
+		c.pending = u
+		c.checkID = page.nextID()
+		c.UploadNote = fmt.Sprintf("checking %s (%s bytes)…", u.Name, state.Thousands(int64(len(data))))
+		page.host.Post(map[string]any{"op": proto.OpCheck, "id": c.checkID, "name": u.Name, "text": text,
+			"format": u.Format, "blockSize": u.Block})
+	})
+}
+
+// OnUpFormat sets the next upload's trace format.
+func (c *TracePanel) OnUpFormat(v string) { c.UpFormat = v }
+
+// OnUpBlock sets the next upload's tokens per hash id.
+func (c *TracePanel) OnUpBlock(v string) {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+		c.UpBlock = n
+		c.Panel.errs[state.FUpBlock] = ""
+	} else {
+		c.Panel.errs[state.FUpBlock] = "enter a positive whole number"
+	}
+}
+
+// cancelCheck forgets the upload in the worker (it is being replaced).
+func (c *TracePanel) cancelCheck() { c.pending = nil }
+
+// checked takes the worker's check of an upload: the picker offers it and
+// the config reads it.
+func (c *TracePanel) checked(m WorkerMsg) bool {
+	if c.pending == nil || m.ID != c.checkID {
+		return false
+	}
+	u := c.pending
+	c.pending = nil
+	if m.Err != nil {
+		c.UploadErr, c.UploadNote = m.Err.Msg, ""
+		return true
+	}
+	if err := json.Unmarshal([]byte(m.Info), &u.Info); err != nil {
+		c.UploadErr = err.Error()
+		return true
+	}
+	c.Uploads[u.Name] = u
+	if u.Size <= MaxStoredTrace {
+		c.Panel.page.host.SaveUpload(u.Hash, u.Name, u.text)
+	}
+	c.UploadNote = fmt.Sprintf("%s: %d sessions, %s requests (hash %s)", u.Name, u.Info.Sessions,
+		state.Thousands(int64(u.Info.Requests)), u.Hash)
+	c.Note = ""
+	c.Pick(u.Name)
+	return true
+}
