@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/vugu/vugu"
+
+	"github.com/kvsim/kvsim/wasm/proto"
 )
 
 // Host is everything the page needs from the browser: the simulation
@@ -15,7 +17,7 @@ type Host interface {
 	// Post sends a job to the simulation worker. Replies come back through
 	// Root.Deliver, under the render lock; when Deliver asks for no render
 	// (progress), the host updates the progress bar in place.
-	Post(msg map[string]any)
+	Post(msg Message)
 	// RestartWorker terminates the worker (cancelling its job) and starts
 	// a new one.
 	RestartWorker()
@@ -23,7 +25,7 @@ type Host interface {
 	// needed; its replies come back through Root.Deliver with Worker set.
 	// StopSweep terminates every sweep worker. Cores is the number of
 	// workers the browser suggests (navigator.hardwareConcurrency).
-	PostSweep(w int, msg map[string]any)
+	PostSweep(w int, msg Message)
 	StopSweep()
 	Cores() int
 	// SetFragment replaces the URL's fragment without a navigation.
@@ -59,64 +61,58 @@ type Host interface {
 	Now() time.Time
 }
 
-// ErrInfo is an error as the worker reports it (proto: kind, msg, path,
-// line, col, variant).
-type ErrInfo struct {
-	Kind, Msg, Path, Variant string
-	Line, Col                int
+// A Message is a request to a worker and the texts its TextRefs name
+// (uploaded traces, point summaries): JavaScript strings in the browser,
+// which the host passes on without copying them into Go.
+type Message struct {
+	Req   proto.Request
+	Texts []any
 }
 
-// WorkerMsg is one message from the worker, decoded from its JavaScript
-// object by the host.
+// text adds a text to the message.
+func (m *Message) text(t any) proto.TextRef {
+	m.Texts = append(m.Texts, t)
+	return proto.TextRef(len(m.Texts))
+}
+
+// WorkerMsg is one reply from a worker as the host received it: the
+// decoded reply, the binary payloads its BinRefs name and the texts its
+// TextRefs name (report files and summaries: JavaScript strings in the
+// browser, kept as handles until they are downloaded or sent back).
 type WorkerMsg struct {
-	Type                           string
-	ID                             int
-	Variant, Variants, Done, Total int
-	Results                        []VariantMsg
-	Info                           string // a trace check's TraceInfo JSON
-	Text                           any    // a report file's text handle
-	Err                            *ErrInfo
-	// Passes is the results' proto.PassMeta list (JSON) when runs kept
-	// per-pass records.
-	Passes string
-	// index progress
-	IndexDone bool
-	Indexed   int
-	// Ms is a duration the worker measured (the index's total step time).
-	Ms        float64
-	Timelines [][][]byte // [run][rank] proto.EncodeTimeline
-	// seek reply
-	Frames []*FrameMsg
-	// sweep replies: the sweep worker that answered, the point index, the
-	// plan, point and curves JSON, and the texts (handles) of a point's
-	// summary and of the sweep's files
-	Worker, Index       int
-	Plan, Point, Curves string
-	Summary, CSV, JSON  any
+	proto.Reply
+	// Worker is the sweep worker that answered (-1: the run worker).
+	Worker int
+	Bins   [][]byte
+	Texts  []any
 }
 
-// FrameMsg is one run's frame of a seek reply.
-type FrameMsg struct {
-	Bin  []byte
-	Meta string
-	Err  string
+// readReply decodes a reply (a reply that does not decode carries the
+// error instead, proto.DecodeReply).
+func readReply(msg []byte, bins [][]byte, texts []any, worker int) WorkerMsg {
+	return WorkerMsg{Reply: proto.DecodeReply(msg), Worker: worker, Bins: bins, Texts: texts}
 }
 
-// VariantMsg is one run's result. The report texts stay JavaScript strings
-// (opaque handles here) until they are downloaded.
-type VariantMsg struct {
-	Label      string
-	View       string // proto.View JSON
-	Rows       []byte // proto.EncodeRows
-	Err        *ErrInfo
-	Prediction any
-	RecordNote string
+// Bin is binary payload r (nil when the message has none).
+func (m *WorkerMsg) Bin(r proto.BinRef) []byte {
+	if r < 1 || int(r) > len(m.Bins) {
+		return nil
+	}
+	return m.Bins[r-1]
+}
+
+// Text is text r (nil when the message has none).
+func (m *WorkerMsg) Text(r proto.TextRef) any {
+	if r < 1 || int(r) > len(m.Texts) {
+		return nil
+	}
+	return m.Texts[r-1]
 }
 
 // nopHost records what the page asks of the browser; tests (and native
 // renders) use it.
 type nopHost struct {
-	posted    []map[string]any
+	posted    []Message
 	swept     []sweepPost
 	stopped   int
 	frag      string
@@ -125,9 +121,9 @@ type nopHost struct {
 	playing   bool
 }
 
-func (h *nopHost) Post(msg map[string]any)                                    { h.posted = append(h.posted, msg) }
+func (h *nopHost) Post(msg Message)                                           { h.posted = append(h.posted, msg) }
 func (h *nopHost) RestartWorker()                                             {}
-func (h *nopHost) PostSweep(w int, msg map[string]any)                        { h.swept = append(h.swept, sweepPost{w, msg}) }
+func (h *nopHost) PostSweep(w int, msg Message)                               { h.swept = append(h.swept, sweepPost{w, msg}) }
 func (h *nopHost) StopSweep()                                                 { h.stopped++ }
 func (h *nopHost) Cores() int                                                 { return 2 }
 func (h *nopHost) SetFragment(f string)                                       { h.frag = f }
@@ -143,16 +139,16 @@ func (h *nopHost) Width(string) int                                           { 
 func (h *nopHost) Location() string                                           { return "http://127.0.0.1/" }
 func (h *nopHost) Now() time.Time                                             { return time.Unix(0, 0) }
 
-// last is the last message posted.
-func (h *nopHost) last() map[string]any {
+// last is the request last posted (its zero value before any).
+func (h *nopHost) last() proto.Request {
 	if len(h.posted) == 0 {
-		return nil
+		return proto.Request{}
 	}
-	return h.posted[len(h.posted)-1]
+	return h.posted[len(h.posted)-1].Req
 }
 
 // sweepPost is one message to a sweep worker.
 type sweepPost struct {
 	w   int
-	msg map[string]any
+	msg Message
 }

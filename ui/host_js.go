@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/vugu/vugu"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+	"github.com/kvsim/kvsim/wasm/wire"
 )
 
 // jsHost is the browser side of Host: one Web Worker running sim.wasm (the
@@ -201,7 +204,7 @@ func (h *jsHost) newWorker() {
 		h.locked(func() { h.root.Runs.workerFailed(msg) })
 		return nil
 	}))
-	w.Call("postMessage", map[string]any{"type": "init", "module": h.module})
+	h.init(w)
 	h.worker = w
 }
 
@@ -214,11 +217,39 @@ func jsErrorText(v js.Value) string {
 	return v.Call("toString").String()
 }
 
-func (h *jsHost) Post(msg map[string]any) {
+// init posts the init request to a new worker, with the compiled sim.wasm
+// beside it.
+func (h *jsHost) init(w js.Value) {
+	msg, _ := proto.EncodeRequest(&proto.Request{Op: proto.OpInit})
+	env := wire.Pack(msg, nil, nil)
+	env.Set("module", h.module)
+	w.Call("postMessage", env)
+}
+
+// post encodes a request and posts its envelope to worker w.
+func (h *jsHost) post(w js.Value, m Message) error {
+	msg, err := proto.EncodeRequest(&m.Req)
+	if err != nil {
+		return err
+	}
+	w.Call("postMessage", wire.Pack(msg, nil, m.Texts))
+	return nil
+}
+
+func (h *jsHost) Post(m Message) {
 	if !h.worker.Truthy() {
 		return
 	}
-	h.worker.Call("postMessage", js.ValueOf(msg))
+	if err := h.post(h.worker, m); err != nil {
+		// the caller (a component's action) holds the render lock
+		h.root.Deliver(failedReply(m.Req, err, -1))
+	}
+}
+
+// failedReply is the reply to a request that could not be sent.
+func failedReply(req proto.Request, err error, worker int) WorkerMsg {
+	return WorkerMsg{Worker: worker, Reply: proto.Reply{Type: proto.ReplyType(req.Op), ID: req.ID,
+		Error: &proto.Error{Kind: "internal", Msg: "a message to the worker did not encode: " + err.Error()}}}
 }
 
 func (h *jsHost) RestartWorker() {
@@ -239,7 +270,7 @@ func (h *jsHost) onMessage(_ js.Value, args []js.Value) any {
 // PostSweep sends msg to sweep worker w, starting workers up to w with the
 // compiled sim.wasm (a job posted before a worker is ready waits in
 // sim-worker.js until it is).
-func (h *jsHost) PostSweep(w int, msg map[string]any) {
+func (h *jsHost) PostSweep(w int, m Message) {
 	if !h.module.Truthy() {
 		// the caller (a component's action) holds the render lock
 		h.root.Sweep.failed("The simulator (sim.wasm) is still loading; try again.")
@@ -262,10 +293,12 @@ func (h *jsHost) PostSweep(w int, msg map[string]any) {
 			h.locked(func() { h.root.Sweep.failed("A sweep worker failed: " + msg) })
 			return nil
 		}))
-		wk.Call("postMessage", map[string]any{"type": "init", "module": h.module})
+		h.init(wk)
 		h.sweepers = append(h.sweepers, wk)
 	}
-	h.sweepers[w].Call("postMessage", js.ValueOf(msg))
+	if err := h.post(h.sweepers[w], m); err != nil {
+		h.root.Deliver(failedReply(m.Req, err, w))
+	}
 }
 
 // StopSweep terminates the sweep workers.
@@ -285,61 +318,21 @@ func (h *jsHost) Cores() int {
 }
 
 // deliver decodes a worker message (from the run worker, or from sweep
-// worker w >= 0) and hands it to the page.
+// worker w >= 0) and hands it to the page. Its binary payloads are copied
+// into Go; its texts stay JavaScript strings (handles).
 func (h *jsHost) deliver(d js.Value, w int) {
-	m := WorkerMsg{Worker: w, Index: num(d, "index"), Plan: str(d, "plan"), Point: str(d, "point"), Curves: str(d, "curves"), Type: str(d, "type"), ID: num(d, "id"), Variant: num(d, "variant"), Variants: num(d, "variants"),
-		Done: num(d, "done"), Total: num(d, "total"), Info: str(d, "info"), Err: errInfo(d.Get("error"))}
-	if t := d.Get("text"); t.Type() == js.TypeString {
-		m.Text = t
-	}
-	for k, dst := range map[string]*any{"summary": &m.Summary, "csv": &m.CSV, "json": &m.JSON} {
-		if t := d.Get(k); t.Type() == js.TypeString {
-			*dst = t
+	var m WorkerMsg
+	env, msg, err := wire.Open(d)
+	if err != nil {
+		m = WorkerMsg{Worker: w, Reply: proto.Reply{Type: proto.MsgResult,
+			Error: &proto.Error{Kind: "internal", Msg: "the page could not read a worker message: " + err.Error()}}}
+	} else {
+		ts := env.Texts()
+		texts := make([]any, len(ts))
+		for i, t := range ts {
+			texts[i] = t
 		}
-	}
-	if b := d.Get("done"); b.Type() == js.TypeBoolean {
-		m.IndexDone = b.Bool()
-	}
-	m.Indexed = num(d, "indexed")
-	if x := d.Get("ms"); x.Type() == js.TypeNumber {
-		m.Ms = x.Float()
-	}
-	m.Passes = str(d, "passes")
-	if tls := d.Get("timelines"); tls.Type() == js.TypeObject {
-		for v := 0; v < tls.Length(); v++ {
-			var ranks [][]byte
-			if rs := tls.Index(v); rs.Type() == js.TypeObject {
-				for k := 0; k < rs.Length(); k++ {
-					ranks = append(ranks, goBytes(rs.Index(k)))
-				}
-			}
-			m.Timelines = append(m.Timelines, ranks)
-		}
-	}
-	if fs := d.Get("frames"); fs.Type() == js.TypeObject {
-		for v := 0; v < fs.Length(); v++ {
-			f := fs.Index(v)
-			if f.Type() != js.TypeObject {
-				m.Frames = append(m.Frames, nil)
-				continue
-			}
-			m.Frames = append(m.Frames, &FrameMsg{Bin: goBytes(f.Get("bin")), Meta: str(f, "meta"), Err: str(f, "error")})
-		}
-	}
-	if rs := d.Get("results"); rs.Type() == js.TypeObject {
-		for i := 0; i < rs.Length(); i++ {
-			r := rs.Index(i)
-			vm := VariantMsg{Label: str(r, "label"), View: str(r, "view"), Err: errInfo(r.Get("error"))}
-			if v := r.Get("prediction"); v.Type() == js.TypeString {
-				vm.Prediction = v
-			}
-			vm.RecordNote = str(r, "recordNote")
-			if u := r.Get("rows"); u.Type() == js.TypeObject {
-				vm.Rows = make([]byte, u.Get("length").Int())
-				js.CopyBytesToGo(vm.Rows, u)
-			}
-			m.Results = append(m.Results, vm)
-		}
+		m = readReply(msg, env.Bins(), texts, w)
 	}
 	h.env.Lock()
 	render := h.root.Deliver(m)
@@ -369,38 +362,6 @@ func (h *jsHost) showProgress() {
 	}
 }
 
-// goBytes copies a Uint8Array into Go.
-func goBytes(u js.Value) []byte {
-	if u.Type() != js.TypeObject {
-		return nil
-	}
-	b := make([]byte, u.Get("length").Int())
-	js.CopyBytesToGo(b, u)
-	return b
-}
-
-func str(v js.Value, k string) string {
-	if x := v.Get(k); x.Type() == js.TypeString {
-		return x.String()
-	}
-	return ""
-}
-
-func num(v js.Value, k string) int {
-	if x := v.Get(k); x.Type() == js.TypeNumber {
-		return x.Int()
-	}
-	return 0
-}
-
-func errInfo(v js.Value) *ErrInfo {
-	if v.Type() != js.TypeObject {
-		return nil
-	}
-	return &ErrInfo{Kind: str(v, "kind"), Msg: str(v, "msg"), Path: str(v, "path"), Variant: str(v, "variant"),
-		Line: num(v, "line"), Col: num(v, "col")}
-}
-
 func (h *jsHost) SetFragment(frag string) {
 	if frag == h.frag {
 		return
@@ -419,7 +380,11 @@ func (h *jsHost) Download(name string, data any) {
 	if len(name) > 5 && name[len(name)-5:] == ".yaml" {
 		typ = "application/yaml"
 	}
-	blob := js.Global().Get("Blob").New(js.ValueOf([]any{data}), map[string]any{"type": typ})
+	parts := js.Global().Get("Array").New(1)
+	parts.SetIndex(0, js.ValueOf(data))
+	opts := js.Global().Get("Object").New()
+	opts.Set("type", typ)
+	blob := js.Global().Get("Blob").New(parts, opts)
 	url := js.Global().Get("URL").Call("createObjectURL", blob)
 	a := js.Global().Get("document").Call("createElement", "a")
 	a.Set("href", url)

@@ -33,24 +33,19 @@ func (c *PassView) reset(pass, rank int) {
 
 // start opens the pass view on new results: at the link's pass, or where
 // the guided example points (focus), or at pass 1.
-func (c *PassView) start(m WorkerMsg, focus string, focusRun int) {
+func (c *PassView) start(res *proto.RunResult, focus string, focusRun int) {
 	c.pv, c.Note = nil, ""
-	meta, err := decodePassMeta(m.Passes)
-	if err != nil {
-		c.Note = "bad pass metadata: " + err.Error()
-		return
-	}
-	notes := make([]string, len(m.Results))
-	for i, r := range m.Results {
+	notes := make([]string, len(res.Results))
+	for i, r := range res.Results {
 		notes[i] = r.RecordNote
 		if r.RecordNote != "" {
 			c.Note = r.RecordNote
 		}
 	}
-	if len(meta) == 0 {
+	if len(res.Passes) == 0 {
 		return
 	}
-	c.pv = newPassState(meta, notes, focus, focusRun, c.linkPass, c.linkRank)
+	c.pv = newPassState(res.Passes, notes, focus, focusRun, c.linkPass, c.linkRank)
 	c.linkPass, c.linkRank = 0, 0
 	c.seek()
 	c.Run.page.updateURL()
@@ -93,14 +88,11 @@ func (c *PassView) seek() {
 
 func (c *PassView) request() {
 	pv := c.pv
-	ps := make([]any, len(pv.want))
-	for i, p := range pv.want {
-		ps[i] = p
-	}
 	page := c.Run.page
 	pv.seekID = page.nextID()
 	pv.inflight = append([]int(nil), pv.want...)
-	page.host.Post(map[string]any{"op": proto.OpSeek, "id": pv.seekID, "run": c.Run.resultsRun, "rank": pv.Rank, "passes": ps})
+	page.host.Post(Message{Req: proto.Request{Op: proto.OpSeek, ID: pv.seekID,
+		Seek: &proto.SeekJob{Run: c.Run.resultsRun, Rank: pv.Rank, Passes: append([]int(nil), pv.want...)}}})
 }
 
 // frames takes a seek reply, and asks again when the position moved
@@ -112,13 +104,16 @@ func (c *PassView) frames(m WorkerMsg) bool {
 	}
 	got := pv.inflight
 	pv.inflight = nil
-	if m.Err != nil {
-		c.Note = m.Err.Msg
+	if m.Error != nil || m.Frame == nil {
+		c.Note = "the worker sent no frames"
+		if m.Error != nil {
+			c.Note = m.Error.Msg
+		}
 		return true
 	}
 	h := c.Run.page.host
 	start := h.Now()
-	pv.takeFrames(m.Frames, got)
+	pv.takeFrames(&m, got)
 	pv.canvas.frameStart = float64(h.Now().Sub(start).Microseconds()) / 1000
 	pv.canvas.dirty = true
 	if pv.hover.Hover != nil {
@@ -140,20 +135,24 @@ func (c *PassView) index(m WorkerMsg) bool {
 	if pv == nil || m.ID != c.Run.resultsRun {
 		return false
 	}
-	pv.Indexed, pv.Total = m.Indexed, m.Total
-	if m.Err != nil {
+	ir := m.Index
+	if ir == nil {
+		ir = &proto.IndexReply{Done: true}
+	}
+	pv.Indexed, pv.Total = ir.Indexed, ir.Total
+	if m.Error != nil {
 		pv.Indexing = false
-		c.Note = m.Err.Msg
+		c.Note = m.Error.Msg
 		return true
 	}
-	if !m.IndexDone {
+	if !ir.Done {
 		// re-render in 5% steps only
 		pct := pv.Indexed * 20 / max(pv.Total, 1)
 		changed := pct != pv.indexPct
 		pv.indexPct = pct
 		return changed
 	}
-	if err := pv.takeIndex(m.Ms, m.Timelines); err != nil {
+	if err := pv.takeIndex(&m, ir); err != nil {
 		c.Note = err.Error()
 	}
 	if pv.focus != "" {

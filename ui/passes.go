@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -53,15 +52,6 @@ type pvFrame struct {
 	pass           int
 	err            string
 	diffG1, diffG2 []bool
-}
-
-func decodePassMeta(s string) ([]proto.PassMeta, error) {
-	var meta []proto.PassMeta
-	if s == "" {
-		return nil, nil
-	}
-	err := json.Unmarshal([]byte(s), &meta)
-	return meta, err
 }
 
 // newPassState starts the pass view of results with per-pass records,
@@ -192,9 +182,9 @@ func (pv *passState) passesFor() []int {
 }
 
 // takeFrames decodes a seek reply's frames (got: the passes asked).
-func (pv *passState) takeFrames(frames []*FrameMsg, got []int) {
-	for v, fm := range frames {
-		if v >= len(pv.Frames) || fm == nil {
+func (pv *passState) takeFrames(m *WorkerMsg, got []int) {
+	for v, fo := range m.Frame.Frames {
+		if v >= len(pv.Frames) || v >= len(got) || fo == nil {
 			continue
 		}
 		fr := pv.Frames[v]
@@ -203,17 +193,17 @@ func (pv *passState) takeFrames(frames []*FrameMsg, got []int) {
 			pv.Frames[v] = fr
 		}
 		fr.pass = got[v]
-		fr.err = fm.Err
-		if fm.Err != "" {
+		fr.err = fo.Error
+		if fo.Error != "" {
 			continue
 		}
-		if err := proto.DecodeFrame(fm.Bin, &fr.f); err != nil {
+		if err := proto.DecodeFrame(m.Bin(fo.Bin), &fr.f); err != nil {
 			fr.err = err.Error()
 			continue
 		}
 		fr.meta = proto.FrameMeta{}
-		if err := json.Unmarshal([]byte(fm.Meta), &fr.meta); err != nil {
-			fr.err = err.Error()
+		if fo.Meta != nil {
+			fr.meta = *fo.Meta
 		}
 	}
 	pv.diff()
@@ -271,15 +261,15 @@ func blockSets(fr *pvFrame) (g1, g2 map[uint32]bool) {
 }
 
 // takeIndex takes the finished timeline index ([run][rank] encoded
-// timelines); the error is the last that did not decode.
-func (pv *passState) takeIndex(ms float64, timelines [][][]byte) error {
+// timelines, payloads of m); the error is the last that did not decode.
+func (pv *passState) takeIndex(m *WorkerMsg, ir *proto.IndexReply) error {
 	var bad error
 	pv.Indexing = false
-	pv.IndexMs = ms
-	pv.Timelines = make([][]*proto.Timeline, len(timelines))
-	for v, ranks := range timelines {
-		for _, b := range ranks {
-			t, err := proto.DecodeTimeline(b)
+	pv.IndexMs = ir.Ms
+	pv.Timelines = make([][]*proto.Timeline, len(ir.Timelines))
+	for v, ranks := range ir.Timelines {
+		for _, ref := range ranks {
+			t, err := proto.DecodeTimeline(m.Bin(ref))
 			if err != nil {
 				bad, t = err, nil
 			}

@@ -156,6 +156,11 @@ func (c *Root) PickExample(id string) {
 func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	defer c.guard()
 	render = true
+	if m.Error != nil && m.ID == 0 {
+		// not the answer to a request: the worker cannot serve at all
+		c.workerFailed(m)
+		return render
+	}
 	switch m.Type {
 	case proto.MsgReady:
 		c.Runs.ready()
@@ -169,8 +174,21 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 		render = c.Runs.Passes.frames(m)
 	case proto.OpSweepPlan, proto.OpSweepPoint, proto.OpSweepCollect:
 		render = c.Sweep.deliver(m)
+	default:
+		if m.Error != nil {
+			c.workerFailed(m) // a reply of no known type
+		}
 	}
 	return render
+}
+
+// workerFailed shows a worker's failure where its work shows.
+func (c *Root) workerFailed(m WorkerMsg) {
+	if m.Worker >= 0 {
+		c.Sweep.failed("A sweep worker failed: " + m.Error.Msg)
+		return
+	}
+	c.Runs.workerFailed(m.Error.Msg)
 }
 
 // Key handles the page's keyboard shortcuts; it tells whether the key was

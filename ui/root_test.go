@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,29 +49,39 @@ func mustContain(t *testing.T, html string, parts ...string) {
 	}
 }
 
+// reply is a worker's reply as the host hands it to the page: encoded as
+// the worker encodes it and decoded as the host decodes it, with its
+// binary payloads and texts (bins[i] is BinRef i+1, texts[i] TextRef i+1).
+func reply(t *testing.T, r proto.Reply, bins [][]byte, texts ...any) WorkerMsg {
+	t.Helper()
+	b, err := proto.EncodeReply(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readReply(b, bins, texts, -1)
+}
+
 // result builds the worker's reply to the last run message, with the
 // given restored/recomputed per variant.
 func result(t *testing.T, h *nopHost, nums [][2]int64, passes []proto.PassMeta) WorkerMsg {
 	t.Helper()
-	msg := h.last()
-	if msg["op"] != proto.OpRun {
-		t.Fatalf("last message %v", msg["op"])
+	req := h.last()
+	if req.Op != proto.OpRun || req.Run == nil {
+		t.Fatalf("last message %+v", req)
 	}
-	m := WorkerMsg{Type: proto.MsgResult, ID: msg["id"].(int)}
-	for i, v := range msg["variants"].([]any) {
-		label := v.(map[string]any)["label"].(string)
-		view := proto.View{Label: label, Restored: nums[i][0], Recomputed: nums[i][1], Requests: 2, Completed: 2,
+	res := &proto.RunResult{Passes: passes}
+	var bins [][]byte
+	var texts []any
+	for i, v := range req.Run.Variants {
+		view := proto.View{Label: v.Label, Restored: nums[i][0], Recomputed: nums[i][1], Requests: 2, Completed: 2,
 			Turns: []proto.Turn{{Turn: 0, Requests: 2, Recomputed: 512}}}
-		b, _ := json.Marshal(view)
-		rows := proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Recomputed: 256, Status: "completed"},
-			{ID: "s1t0", Session: "s1", TTFT: 5, Input: 256, Recomputed: 256, Status: "completed"}})
-		m.Results = append(m.Results, VariantMsg{Label: label, View: string(b), Rows: rows, Prediction: "{}"})
+		bins = append(bins, proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Recomputed: 256, Status: "completed"},
+			{ID: "s1t0", Session: "s1", TTFT: 5, Input: 256, Recomputed: 256, Status: "completed"}}))
+		texts = append(texts, "{}")
+		res.Results = append(res.Results, proto.Outcome{Label: v.Label, View: &view, Rows: proto.BinRef(len(bins)),
+			Prediction: proto.TextRef(len(texts))})
 	}
-	if passes != nil {
-		b, _ := json.Marshal(passes)
-		m.Passes = string(b)
-	}
-	return m
+	return reply(t, proto.Reply{Type: proto.MsgResult, ID: req.ID, Result: res}, bins, texts...)
 }
 
 // TestDefaultPageAndRun: the page opens on the §A example in compare
@@ -85,13 +95,13 @@ func TestDefaultPageAndRun(t *testing.T) {
 	if !a.Runs.Busy() {
 		t.Error("the default page does not plan its run")
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
 	run := h.last()
-	if run == nil || run["op"] != proto.OpRun || len(run["variants"].([]any)) != 3 || run["passes"] != true {
-		t.Fatalf("run message %v", run)
+	if run.Op != proto.OpRun || run.Run == nil || len(run.Run.Variants) != 3 || !run.Run.Passes {
+		t.Fatalf("run message %+v", run)
 	}
 	// progress needs no render; results do
-	if a.Deliver(WorkerMsg{Type: proto.MsgProgress, ID: run["id"].(int), Done: 10, Total: 48, Variants: 3}) {
+	if a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: run.ID, Progress: &proto.Progress{Done: 10, Total: 48, Variants: 3}}, nil)) {
 		t.Error("a progress message asked for a render")
 	}
 	if a.Runs.Pct() == "0.0%" {
@@ -113,10 +123,10 @@ func TestDefaultPageAndRun(t *testing.T) {
 	// requests.jsonl comes from the worker, replayed from the run's spec
 	a.Runs.Download("requests.jsonl")
 	f := h.last()
-	if f["op"] != proto.OpFile || f["run"] != run["id"] || f["spec"] == nil {
-		t.Fatalf("file request %v", f)
+	if f.Op != proto.OpFile || f.File == nil || f.File.Run != run.ID || f.File.Spec == nil || f.File.Spec.Config != run.Run.Config {
+		t.Fatalf("file request %+v", f)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgFile, ID: f["id"].(int), Text: "x"})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgFile, ID: f.ID, File: &proto.FileReply{Kind: proto.FileRequests, Text: 1}}, nil, "x"))
 	if len(h.downloads) != 1 || h.downloads[0] != "offloading-v0-24-requests.jsonl" {
 		t.Errorf("downloads %v", h.downloads)
 	}
@@ -179,7 +189,7 @@ func TestLinkRestoresState(t *testing.T) {
 func TestPassViewFlow(t *testing.T) {
 	h := &nopHost{width: 600}
 	a := NewRoot(h, "#ex=B")
-	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
 	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{{Passes: 6, Lines: 6, G1: 3, G2: 8}}}}
 	a.Deliver(result(t, h, [][2]int64{{8, 28}}, meta))
 	pv := a.Runs.Passes.pv
@@ -187,13 +197,14 @@ func TestPassViewFlow(t *testing.T) {
 		t.Fatalf("pass view %+v", pv)
 	}
 	seek := h.last()
-	if seek["op"] != proto.OpSeek || seek["passes"].([]any)[0] != 1 {
+	if seek.Op != proto.OpSeek || seek.Seek == nil || seek.Seek.Passes[0] != 1 {
 		t.Fatalf("seek %v", seek)
 	}
 	tl := &proto.Timeline{Start: make([]float64, 6), End: make([]float64, 6), Counts: make([][proto.NumMarks]uint16, 6)}
 	tl.Counts[3][proto.MarkRestore] = 1
-	a.Deliver(WorkerMsg{Type: proto.MsgIndex, ID: a.Runs.resultsRun, IndexDone: true, Indexed: 6, Total: 6,
-		Timelines: [][][]byte{{proto.EncodeTimeline(tl)}}})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgIndex, ID: a.Runs.resultsRun,
+		Index: &proto.IndexReply{Done: true, Indexed: 6, Total: 6, Timelines: [][]proto.BinRef{{1}}}},
+		[][]byte{proto.EncodeTimeline(tl)}))
 	if pv.Pass != 4 {
 		t.Errorf("the §B example opened at pass %d, want the restore pass 4", pv.Pass)
 	}
@@ -211,12 +222,15 @@ func TestPassViewFlow(t *testing.T) {
 		}
 		return append(b, 0, 0, 0, 0)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: pv.seekID, Frames: []*FrameMsg{{Bin: frame(1), Meta: `{"pass":1}`}}})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgFrame, ID: pv.seekID,
+		Frame: &proto.FrameReply{Frames: []*proto.FrameOut{{Bin: 1, Meta: &proto.FrameMeta{Pass: 1}}}}}, [][]byte{frame(1)}))
 	again := h.last()
-	if again["op"] != proto.OpSeek || again["passes"].([]any)[0] != 4 {
+	if again.Op != proto.OpSeek || again.Seek == nil || again.Seek.Passes[0] != 4 {
 		t.Fatalf("no seek for the new position: %v", again)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgFrame, ID: pv.seekID, Frames: []*FrameMsg{{Bin: frame(4), Meta: `{"pass":4,"n_events":1,"events":[{"kind":"h2d_complete","text":"restored"}]}`}}})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgFrame, ID: pv.seekID,
+		Frame: &proto.FrameReply{Frames: []*proto.FrameOut{{Bin: 1, Meta: &proto.FrameMeta{Pass: 4, NumEvents: 1,
+			Events: []proto.EventLine{{Kind: "h2d_complete", Text: "restored"}}}}}}}, [][]byte{frame(4)}))
 	html := render(t, a)
 	mustContain(t, html, `data-pass="4"`, `data-ready`, "restored", `id="pv-canvas-0"`, `data-layout=`)
 	if !strings.Contains(h.frag, "pass=4") {
@@ -253,9 +267,9 @@ func TestPDToggleFlow(t *testing.T) {
 	if p.Form.DecodeReplicas != 2 || p.Form.Replicas != 1 {
 		t.Errorf("decode replicas: %+v", p.Form)
 	}
-	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
 	a.Runs.Run()
-	if v := h.last()["variants"].([]any)[0].(map[string]any)["label"]; v != "P/D, offloading v0.24, G2 8 blocks" {
+	if v := h.last().Run.Variants[0].Label; v != "P/D, offloading v0.24, G2 8 blocks" {
 		t.Errorf("label %v", v)
 	}
 
@@ -288,34 +302,36 @@ func TestSweepFlow(t *testing.T) {
 	}
 	mustContain(t, render(t, a), `id="sweep-run"`, `id="sweep-vary"`, "kvsim sweep --vary host_offload.num_host_blocks=64,128")
 	a.Sweep.Run()
-	if len(h.swept) != 1 || h.swept[0].w != 0 || h.swept[0].msg["op"] != proto.OpSweepPlan {
+	if len(h.swept) != 1 || h.swept[0].w != 0 || h.swept[0].msg.Req.Op != proto.OpSweepPlan || h.swept[0].msg.Req.SweepPlan == nil {
 		t.Fatalf("plan request %+v", h.swept)
 	}
-	spec := h.swept[0].msg["sweep"].(map[string]any)
-	if spec["name"] != "traces/connectors.yaml" || len(spec["vary"].([]any)) != 2 {
-		t.Errorf("spec %v", spec)
+	spec := h.swept[0].msg.Req.SweepPlan.Spec
+	if spec.Name != "traces/connectors.yaml" || len(spec.Vary) != 2 {
+		t.Errorf("spec %+v", spec)
 	}
-	id := h.swept[0].msg["id"].(int)
+	id := h.swept[0].msg.Req.ID
 	plan := proto.SweepPlan{Points: 4, X: 0, XLabel: "G2 size (blocks)", Axes: []proto.SweepAxis{
 		{Path: "host_offload.num_host_blocks", Values: []string{"192", "2048"}, Numeric: true},
 		{Path: "connector", Values: []string{"offloading_v0_24", "simple_cpu_v0_32"}}},
 		Lines: []proto.SweepLine{{Name: "offloading_v0_24", Points: []int{0, 2}, X: []float64{192, 2048}},
 			{Name: "simple_cpu_v0_32", Points: []int{1, 3}, X: []float64{192, 2048}}}}
-	pb, _ := json.Marshal(plan)
-	a.Deliver(WorkerMsg{Type: proto.OpSweepPlan, ID: id, Worker: 0, Plan: string(pb)})
-	if len(h.swept) != 3 || h.swept[1].w != 0 || h.swept[2].w != 1 || h.swept[2].msg["index"] != 1 {
+	a.Deliver(reply(t, proto.Reply{Type: proto.OpSweepPlan, ID: id, SweepPlan: &plan}, nil))
+	if len(h.swept) != 3 || h.swept[1].w != 0 || h.swept[2].w != 1 || h.swept[2].msg.Req.SweepPoint.Index != 1 {
 		t.Fatalf("points handed out %+v", h.swept[1:])
 	}
 	nums := [][2]string{{"11488", "8800"}, {"12432", "8368"}, {"14144", "6544"}, {"15568", "5248"}}
 	for i, n := range nums {
-		pt, _ := json.Marshal(proto.SweepPoint{Restored: n[0], Recomputed: n[1], TTFTP50: "6", TTFTP99: "71"})
-		a.Deliver(WorkerMsg{Type: proto.OpSweepPoint, ID: id, Worker: i % 2, Index: i, Point: string(pt), Summary: "{}"})
+		pt := proto.SweepPoint{Restored: n[0], Recomputed: n[1], TTFTP50: "6", TTFTP99: "71"}
+		m := reply(t, proto.Reply{Type: proto.OpSweepPoint, ID: id, SweepPoint: &proto.PointReply{Index: i, Summary: 1, Point: pt}}, nil, "{}")
+		m.Worker = i % 2
+		a.Deliver(m)
 	}
 	last := h.swept[len(h.swept)-1]
-	if last.msg["op"] != proto.OpSweepCollect || len(last.msg["summaries"].([]any)) != 4 {
+	if c := last.msg.Req.SweepCollect; last.msg.Req.Op != proto.OpSweepCollect || c == nil || len(c.Summaries) != 4 ||
+		len(last.msg.Texts) != 4 || last.msg.Texts[c.Summaries[3]-1] != "{}" {
 		t.Fatalf("collect %+v", last)
 	}
-	a.Deliver(WorkerMsg{Type: proto.OpSweepCollect, ID: id, CSV: "a,b\n", JSON: "{}", Curves: "{}"})
+	a.Deliver(reply(t, proto.Reply{Type: proto.OpSweepCollect, ID: id, SweepFiles: &proto.SweepFiles{CSV: 1, JSON: 2}}, nil, "a,b\n", "{}"))
 	if a.Sweep.Running || a.Sweep.CSV == nil {
 		t.Fatal("the sweep did not finish")
 	}
@@ -340,7 +356,7 @@ func TestSweepFlow(t *testing.T) {
 func TestStaleResultsWhileRunning(t *testing.T) {
 	h := &nopHost{}
 	a := NewRoot(h, "")
-	a.Deliver(WorkerMsg{Type: proto.MsgReady})
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
 	a.Deliver(result(t, h, [][2]int64{{1, 2}, {3, 4}, {5, 6}}, nil))
 	r := a.Runs
 	if r.Stale() {
@@ -359,7 +375,7 @@ func TestStaleResultsWhileRunning(t *testing.T) {
 	}{
 		{"run started", r.Run, true, "under way", true},
 		{"run failed", func() {
-			a.Deliver(WorkerMsg{Type: proto.MsgResult, ID: h.last()["id"].(int), Err: &ErrInfo{Kind: "internal", Msg: "boom"}})
+			a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID, Error: &proto.Error{Kind: "internal", Msg: "boom"}}, nil))
 		}, true, "press Run", true},
 		{"run again, cancelled", func() { r.Run(); r.Cancel() }, true, "press Run", true},
 		{"run again, results", func() { r.Run(); a.Deliver(result(t, h, [][2]int64{{7, 8}, {9, 10}, {11, 12}}, nil)) }, false, "", false},
@@ -376,5 +392,62 @@ func TestStaleResultsWhileRunning(t *testing.T) {
 		if s.noteHas != "" && !strings.Contains(r.StaleNote(), s.noteHas) {
 			t.Errorf("%s: note %q lacks %q", s.name, r.StaleNote(), s.noteHas)
 		}
+	}
+}
+
+// TestBadWorkerMessages: a reply that does not decode, or lacks what its
+// type promises, becomes a visible error where its answer was expected,
+// never a panic; a worker that cannot serve at all (sim.wasm did not
+// start) says so.
+func TestBadWorkerMessages(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	run := h.last()
+	bad := readReply([]byte(`{"type":"result","id":`+strconv.Itoa(run.ID)+`,"result":{"results":"nope"}}`), nil, nil, -1)
+	if !a.Deliver(bad) || a.Runs.Running || !strings.Contains(a.Runs.RunErr, "could not read a worker message") {
+		t.Errorf("an undecodable result: running %v, error %q", a.Runs.Running, a.Runs.RunErr)
+	}
+	if a.Fatal != "" {
+		t.Errorf("a bad message panicked: %s", a.Fatal)
+	}
+	// a result without its payload
+	a.Runs.Run()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID}, nil))
+	if a.Runs.Running || a.Runs.RunErr == "" {
+		t.Errorf("an empty result: running %v, error %q", a.Runs.Running, a.Runs.RunErr)
+	}
+	// a view whose rows do not decode, and a prediction that is missing
+	a.Runs.Run()
+	m := result(t, h, [][2]int64{{1, 2}, {3, 4}, {5, 6}}, nil)
+	m.Bins[1] = []byte{1, 2, 3}
+	a.Deliver(m)
+	if r := a.Runs.Results; len(r) != 3 || r[1].Err == nil || !strings.Contains(r[1].Err.Msg, "bad view") || r[0].View == nil {
+		t.Errorf("results %+v", r)
+	}
+	// not JSON at all, and no envelope (sim.wasm did not start: id 0)
+	for _, b := range []string{`{`, `{"type":"result","id":0,"error":{"kind":"internal","msg":"sim.wasm did not start: x"}}`} {
+		a.Runs.RunErr = ""
+		a.Deliver(readReply([]byte(b), nil, nil, -1))
+		if a.Runs.RunErr == "" || a.Fatal != "" {
+			t.Errorf("%s: error %q, fatal %q", b, a.Runs.RunErr, a.Fatal)
+		}
+	}
+	// a sweep worker's broken reply stops the sweep with a message
+	a.Sweep.Run()
+	a.Deliver(readReply([]byte(`{"type":"sweep-plan","id":`+strconv.Itoa(a.Sweep.id)+`,"sweep_plan":[]}`), nil, nil, 0))
+	if a.Sweep.Running || !strings.Contains(a.Sweep.Err, "could not read") {
+		t.Errorf("sweep: running %v, error %q", a.Sweep.Running, a.Sweep.Err)
+	}
+	// a frame reply that names a payload it does not carry
+	b := NewRoot(&nopHost{}, "#ex=B")
+	bh := b.host.(*nopHost)
+	b.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{{Passes: 6, Lines: 6, G1: 3, G2: 8}}}}
+	b.Deliver(result(t, bh, [][2]int64{{8, 28}}, meta))
+	pv := b.Runs.Passes.pv
+	b.Deliver(reply(t, proto.Reply{Type: proto.MsgFrame, ID: pv.seekID, Frame: &proto.FrameReply{Frames: []*proto.FrameOut{{Bin: 3}}}}, nil))
+	if pv.Frames[0] == nil || pv.Frames[0].err == "" || b.Fatal != "" {
+		t.Errorf("frame without its payload: %+v, fatal %q", pv.Frames[0], b.Fatal)
 	}
 }

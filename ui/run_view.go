@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,11 +43,11 @@ type RunView struct {
 
 	autoRun    bool // run when the worker is ready (a link opens on its results)
 	jobID      int  // the running job's id
-	runMsg     map[string]any
+	runMsg     *Message
 	runStart   time.Time
-	resultsRun int            // the job id of the shown results
-	resultsMsg map[string]any // and its message (to replay it for files)
-	fileID     int            // the file request in flight
+	resultsRun int      // the job id of the shown results
+	resultsMsg *Message // and its message (to replay it for files)
+	fileID     int      // the file request in flight
 	fileName   string
 }
 
@@ -56,8 +55,10 @@ type RunView struct {
 type Result struct {
 	Label string
 	View  *proto.View
-	Err   *ErrInfo
-	msg   VariantMsg
+	Err   *proto.Error
+	// prediction is its prediction.json (a JavaScript string in the
+	// browser).
+	prediction any
 }
 
 func newRunView(page *Root) *RunView {
@@ -111,28 +112,13 @@ func (c *RunView) Run() {
 	if vs == nil {
 		return
 	}
-	variants := make([]any, len(vs))
-	for i, v := range vs {
-		variants[i] = map[string]any{"label": v.Label, "sets": toAny(v.Sets)}
-	}
-	msg := map[string]any{"op": proto.OpRun, "config": p.YAML, "name": p.Name, "variants": variants, "passes": true}
-	if t := p.Traces.texts(); t != nil {
-		msg["traces"] = t
-	}
 	c.jobID = c.page.nextID()
-	msg["id"] = c.jobID
+	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
+	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg)}
 	c.runMsg = msg
 	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
 	c.runStart = c.page.host.Now()
-	c.page.host.Post(msg)
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
+	c.page.host.Post(*msg)
 }
 
 // singleLabel labels the one run of single-run mode.
@@ -160,7 +146,8 @@ func (c *RunView) Cancel() {
 	c.Status = "Run cancelled."
 }
 
-// workerFailed: the worker died (the browser's error event).
+// workerFailed: the worker died (the browser's error event), or said it
+// could not serve at all.
 func (c *RunView) workerFailed(msg string) {
 	c.Running = false
 	c.RunErr = "The simulation worker failed: " + msg
@@ -170,8 +157,8 @@ func (c *RunView) workerFailed(msg string) {
 func (c *RunView) deliver(m WorkerMsg) bool {
 	switch m.Type {
 	case proto.MsgProgress:
-		if m.ID == c.jobID && c.Running {
-			c.progress(m)
+		if m.ID == c.jobID && c.Running && m.Progress != nil {
+			c.progress(m.Progress)
 		}
 		return false
 	case proto.MsgResult:
@@ -184,7 +171,7 @@ func (c *RunView) deliver(m WorkerMsg) bool {
 }
 
 // progress moves the progress bar (no render: the host moves it in place).
-func (c *RunView) progress(m WorkerMsg) {
+func (c *RunView) progress(m *proto.Progress) {
 	var frac float64
 	if m.Total > 0 {
 		frac = float64(m.Done) / float64(m.Total)
@@ -202,27 +189,19 @@ func (c *RunView) result(m WorkerMsg) {
 	c.Running = false
 	c.Runs++
 	c.RunMs = float64(c.page.host.Now().Sub(c.runStart).Microseconds()) / 1000
-	if m.Err != nil {
-		c.RunErr = m.Err.Msg
+	if m.Error != nil {
+		c.RunErr = m.Error.Msg
+		return
+	}
+	if m.Result == nil {
+		c.RunErr = "The worker's result is empty."
 		return
 	}
 	c.Results = c.Results[:0]
 	c.resultsRun, c.resultsMsg = m.ID, c.runMsg
 	c.Selected = -1
-	for i, r := range m.Results {
-		res := &Result{Label: r.Label, Err: r.Err, msg: r}
-		if r.Err == nil {
-			var v proto.View
-			err := json.Unmarshal([]byte(r.View), &v)
-			if err == nil {
-				v.Rows, err = proto.DecodeRows(r.Rows)
-			}
-			if err != nil {
-				res.Err = &ErrInfo{Kind: "internal", Msg: "bad view: " + err.Error()}
-			} else {
-				res.View = &v
-			}
-		}
+	for i := range m.Result.Results {
+		res := outcome(&m, &m.Result.Results[i])
 		if res.View != nil && c.Selected < 0 {
 			c.Selected = i
 		}
@@ -233,7 +212,29 @@ func (c *RunView) result(m WorkerMsg) {
 	c.Status = fmt.Sprintf("Done in %s ms.", state.Ms(c.RunMs))
 	c.chart.dirty = true
 	focus, run := c.focus()
-	c.Passes.start(m, focus, run)
+	c.Passes.start(m.Result, focus, run)
+}
+
+// outcome is one run's result as the page shows it: its view, with the
+// request rows decoded from their binary payload.
+func outcome(m *WorkerMsg, o *proto.Outcome) *Result {
+	res := &Result{Label: o.Label, Err: o.Error, prediction: m.Text(o.Prediction)}
+	if o.Error != nil {
+		return res
+	}
+	if o.View == nil {
+		res.Err = &proto.Error{Kind: "internal", Msg: "bad view: the worker sent none"}
+		return res
+	}
+	rows, err := proto.DecodeRows(m.Bin(o.Rows))
+	if err != nil {
+		res.Err = &proto.Error{Kind: "internal", Msg: "bad view: " + err.Error()}
+		return res
+	}
+	v := *o.View
+	v.Rows = rows
+	res.View = &v
+	return res
 }
 
 // focus is where the guided example on the page opens the pass view, when
@@ -251,12 +252,15 @@ func (c *RunView) file(m WorkerMsg) bool {
 		return false
 	}
 	c.fileID = 0
-	if m.Err != nil {
-		c.Status = c.fileName + ": " + m.Err.Msg
-		return true
+	switch {
+	case m.Error != nil:
+		c.Status = c.fileName + ": " + m.Error.Msg
+	case m.File == nil || m.Text(m.File.Text) == nil:
+		c.Status = c.fileName + ": the worker sent no text"
+	default:
+		c.Status = ""
+		c.page.host.Download(c.fileName, m.Text(m.File.Text))
 	}
-	c.Status = ""
-	c.page.host.Download(c.fileName, m.Text)
 	return true
 }
 
@@ -271,8 +275,13 @@ func (c *RunView) SimMs() float64 {
 	return t
 }
 
-// configOf is the YAML of a run message.
-func configOf(msg map[string]any) string { s, _ := msg["config"].(string); return s }
+// configOf is the YAML of a run message ("" for none).
+func configOf(msg *Message) string {
+	if msg == nil || msg.Req.Run == nil {
+		return ""
+	}
+	return msg.Req.Run.Config
+}
 
 // Stale tells whether the config changed since the shown results ran. The
 // results' config is that of their own run message, taken when they
@@ -320,13 +329,17 @@ func (c *RunView) Download(kind string) {
 		name = slug(r.Label) + "-" + name
 	}
 	if kind == "prediction.json" {
-		c.page.host.Download(name, r.msg.Prediction)
+		c.page.host.Download(name, r.prediction)
 		return
 	}
 	c.fileID, c.fileName = c.page.nextID(), name
 	c.Status = "preparing " + name + "…"
-	c.page.host.Post(map[string]any{"op": proto.OpFile, "id": c.fileID, "run": c.resultsRun, "variant": c.Selected,
-		"kind": kind, "spec": c.resultsMsg})
+	m := Message{Req: proto.Request{Op: proto.OpFile, ID: c.fileID,
+		File: &proto.FileJob{Run: c.resultsRun, Variant: c.Selected, Kind: kind}}}
+	if c.resultsMsg != nil {
+		m.Req.File.Spec, m.Texts = c.resultsMsg.Req.Run, c.resultsMsg.Texts
+	}
+	c.page.host.Post(m)
 }
 
 // HasRecord tells whether the selected run kept a per-pass record.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -54,12 +54,13 @@ type SweepView struct {
 	Curves    *proto.SweepCurves
 	Ms        float64 // wall time of the last sweep, plan to files
 
-	id       int
-	spec     map[string]any
-	next     int // the next point to hand out
-	start    time.Time
-	lastDraw time.Time
-	plot     sweepPlot
+	id        int
+	spec      proto.SweepSpec
+	specTexts []any // the texts the spec's traces name
+	next      int   // the next point to hand out
+	start     time.Time
+	lastDraw  time.Time
+	plot      sweepPlot
 }
 
 // SweepPoint is one point of the grid as the page knows it.
@@ -133,41 +134,46 @@ func (c *SweepView) Run() {
 		return
 	}
 	c.Err, c.Status = "", ""
-	spec, err := c.newSpec()
+	m := Message{Req: proto.Request{Op: proto.OpSweepPlan}}
+	spec, err := c.newSpec(&m)
 	if err != "" {
 		c.Err = err
 		return
 	}
-	c.id, c.spec = c.page.nextID(), spec
+	c.id, c.spec, c.specTexts = c.page.nextID(), spec, m.Texts
 	c.Running, c.Plan, c.Points, c.Done, c.next, c.Page = true, nil, nil, 0, 0, 0
 	c.CSV, c.JSON, c.Curves = nil, nil, nil
 	c.start = c.page.host.Now()
 	c.plot.dirty = true
 	c.Status = "checking the grid…"
-	c.page.host.PostSweep(0, map[string]any{"op": proto.OpSweepPlan, "id": c.id, "sweep": spec})
+	m.Req.ID, m.Req.SweepPlan = c.id, &proto.SweepPlanJob{Spec: spec}
+	c.page.host.PostSweep(0, m)
 }
 
 // newSpec is the sweep every message carries: the config, its name, the
-// grid and the traces it reads; or why there is none.
-func (c *SweepView) newSpec() (map[string]any, string) {
-	spec := map[string]any{"vary": toAny(c.Varies())}
+// grid and the traces it reads (texts of m); or why there is none.
+func (c *SweepView) newSpec(m *Message) (proto.SweepSpec, string) {
+	spec := proto.SweepSpec{Vary: c.Varies()}
 	if c.Source == SweepPanel {
 		p := c.page.Panel
 		if p.Cfg == nil {
-			return nil, "The config in the panel has an error; fix it first."
+			return spec, "The config in the panel has an error; fix it first."
 		}
-		spec["config"], spec["name"] = p.YAML, p.Name
-		if t := p.Traces.texts(); t != nil {
-			spec["traces"] = t
-		}
+		spec.Config, spec.Name, spec.Traces = p.YAML, p.Name, p.Traces.attach(m)
 		return spec, ""
 	}
 	b, err := traces.Read("connectors.yaml")
 	if err != nil {
-		return nil, err.Error()
+		return spec, err.Error()
 	}
-	spec["config"], spec["name"] = string(b), "traces/connectors.yaml"
+	spec.Config, spec.Name = string(b), "traces/connectors.yaml"
 	return spec, ""
+}
+
+// message is a sweep request with the spec's texts.
+func (c *SweepView) message(req proto.Request) Message {
+	req.ID = c.id
+	return Message{Req: req, Texts: append([]any(nil), c.specTexts...)}
 }
 
 // Cancel stops the sweep (its workers are terminated).
@@ -217,13 +223,13 @@ func (c *SweepView) deliver(m WorkerMsg) bool {
 
 // takePlan takes the validated grid and hands each worker its first point.
 func (c *SweepView) takePlan(m WorkerMsg) error {
-	if m.Err != nil {
-		return fmt.Errorf("%s", m.Err.Msg)
+	if m.Error != nil {
+		return errors.New(m.Error.Msg)
 	}
-	var p proto.SweepPlan
-	if err := json.Unmarshal([]byte(m.Plan), &p); err != nil {
-		return fmt.Errorf("bad sweep plan: %v", err)
+	if m.SweepPlan == nil {
+		return errors.New("bad sweep plan: the worker sent none")
 	}
+	p := *m.SweepPlan
 	c.Plan = &p
 	c.Points = make([]SweepPoint, p.Points)
 	for i := range c.Points {
@@ -240,17 +246,23 @@ func (c *SweepView) takePlan(m WorkerMsg) error {
 // asks a worker for the files when every point is in. It renders at most
 // every 100 ms (the progress bar moves in place).
 func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
-	if m.Err != nil {
-		return true, fmt.Errorf("point %d: %s", m.Index, m.Err.Msg)
+	r := m.SweepPoint
+	if m.Error != nil {
+		i := -1
+		if r != nil {
+			i = r.Index
+		}
+		return true, fmt.Errorf("point %d: %s", i, m.Error.Msg)
 	}
-	if m.Index < 0 || m.Index >= len(c.Points) || c.Points[m.Index].Done {
+	if r == nil {
+		return true, errors.New("bad sweep point: the worker sent none")
+	}
+	if r.Index < 0 || r.Index >= len(c.Points) || c.Points[r.Index].Done {
 		return false, nil
 	}
-	pt := &c.Points[m.Index]
-	if err := json.Unmarshal([]byte(m.Point), &pt.P); err != nil {
-		return true, fmt.Errorf("bad sweep point: %v", err)
-	}
-	pt.Done, pt.summary = true, m.Summary
+	pt := &c.Points[r.Index]
+	pt.P = r.Point
+	pt.Done, pt.summary = true, m.Text(r.Summary)
 	c.Done++
 	c.plot.dirty = true
 	c.Status = fmt.Sprintf("%d of %d points", c.Done, len(c.Points))
@@ -258,12 +270,14 @@ func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
 		c.hand(m.Worker)
 	}
 	if c.Done == len(c.Points) {
-		sums := make([]any, len(c.Points))
+		msg := c.message(proto.Request{Op: proto.OpSweepCollect})
+		job := &proto.SweepCollectJob{Spec: c.spec, Summaries: make([]proto.TextRef, len(c.Points))}
 		for i := range c.Points {
-			sums[i] = c.Points[i].summary
+			job.Summaries[i] = msg.text(c.Points[i].summary)
 		}
+		msg.Req.SweepCollect = job
 		c.Status = "writing sweep.csv and sweep.json…"
-		c.page.host.PostSweep(m.Worker, map[string]any{"op": proto.OpSweepCollect, "id": c.id, "sweep": c.spec, "summaries": sums})
+		c.page.host.PostSweep(m.Worker, msg)
 		return true, nil
 	}
 	if now := c.page.host.Now(); now.Sub(c.lastDraw) >= 100*time.Millisecond {
@@ -275,14 +289,15 @@ func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
 
 // takeFiles takes the finished sweep's files and curves.
 func (c *SweepView) takeFiles(m WorkerMsg) error {
-	if m.Err != nil {
-		return fmt.Errorf("%s", m.Err.Msg)
+	if m.Error != nil {
+		return errors.New(m.Error.Msg)
 	}
-	var cv proto.SweepCurves
-	if err := json.Unmarshal([]byte(m.Curves), &cv); err != nil {
-		return fmt.Errorf("bad sweep curves: %v", err)
+	f := m.SweepFiles
+	if f == nil || m.Text(f.CSV) == nil || m.Text(f.JSON) == nil {
+		return errors.New("bad sweep files: the worker sent none")
 	}
-	c.Curves, c.CSV, c.JSON = &cv, m.CSV, m.JSON
+	cv := f.Curves
+	c.Curves, c.CSV, c.JSON = &cv, m.Text(f.CSV), m.Text(f.JSON)
 	c.Running = false
 	c.Ms = float64(c.page.host.Now().Sub(c.start).Microseconds()) / 1000
 	c.Status = fmt.Sprintf("%d points in %s ms with %d workers.", len(c.Points), state.Ms(math.Round(c.Ms)), min(c.Workers, len(c.Points)))
@@ -294,7 +309,8 @@ func (c *SweepView) takeFiles(m WorkerMsg) error {
 func (c *SweepView) hand(w int) {
 	i := c.next
 	c.next++
-	c.page.host.PostSweep(w, map[string]any{"op": proto.OpSweepPoint, "id": c.id, "sweep": c.spec, "index": i})
+	c.page.host.PostSweep(w, c.message(proto.Request{Op: proto.OpSweepPoint,
+		SweepPoint: &proto.SweepPointJob{Spec: c.spec, Index: i}}))
 }
 
 // Pct is the sweep's progress bar width.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -90,10 +89,11 @@ func (c *TracePanel) ref() *state.UploadRef {
 	return nil
 }
 
-// texts are the trace texts a job needs beside the config (nil: none).
-func (c *TracePanel) texts() map[string]any {
+// attach adds the uploaded trace the config reads (if any) to a message's
+// texts and names it for the job.
+func (c *TracePanel) attach(m *Message) []proto.TraceText {
 	if u := c.current(); u != nil {
-		return map[string]any{u.Name: u.text}
+		return []proto.TraceText{{Path: u.Name, Text: m.text(u.text)}}
 	}
 	return nil
 }
@@ -190,8 +190,9 @@ func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
 		c.pending = u
 		c.checkID = page.nextID()
 		c.UploadNote = fmt.Sprintf("checking %s (%s bytes)…", u.Name, state.Thousands(int64(len(data))))
-		page.host.Post(map[string]any{"op": proto.OpCheck, "id": c.checkID, "name": u.Name, "text": text,
-			"format": u.Format, "blockSize": u.Block})
+		m := Message{Req: proto.Request{Op: proto.OpCheck, ID: c.checkID}}
+		m.Req.Check = &proto.CheckJob{Name: u.Name, Text: m.text(text), Format: u.Format, BlockSize: u.Block}
+		page.host.Post(m)
 	})
 }
 
@@ -219,14 +220,15 @@ func (c *TracePanel) checked(m WorkerMsg) bool {
 	}
 	u := c.pending
 	c.pending = nil
-	if m.Err != nil {
-		c.UploadErr, c.UploadNote = m.Err.Msg, ""
+	if m.Error != nil {
+		c.UploadErr, c.UploadNote = m.Error.Msg, ""
 		return true
 	}
-	if err := json.Unmarshal([]byte(m.Info), &u.Info); err != nil {
-		c.UploadErr = err.Error()
+	if m.Checked == nil {
+		c.UploadErr = "the worker's check of " + u.Name + " is empty"
 		return true
 	}
+	u.Info = *m.Checked
 	c.Uploads[u.Name] = u
 	if u.Size <= MaxStoredTrace {
 		c.Panel.page.host.SaveUpload(u.Hash, u.Name, u.text)

@@ -3,141 +3,137 @@
 package main
 
 import (
-	"encoding/json"
 	"syscall/js"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/sweep"
 	"github.com/kvsim/kvsim/wasm/proto"
+	"github.com/kvsim/kvsim/wasm/wire"
 )
 
-// TestHandleJS drives kvsimHandle the way sim-worker.js does: a plain
-// JavaScript message object in, progress through a JavaScript callback,
-// a result object out whose report strings equal the native goldens.
+// call sends a request through kvsimHandle as sim-worker.js does: an
+// envelope in (texts as JavaScript strings), progress envelopes through a
+// JavaScript callback, the reply's envelope out.
+func call(t *testing.T, req proto.Request, texts []any, post js.Value) (proto.Reply, wire.Envelope) {
+	t.Helper()
+	b, err := proto.EncodeRequest(&req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []js.Value{wire.Pack(b, nil, texts)}
+	if post.Truthy() {
+		args = append(args, post)
+	}
+	out := js.ValueOf(handle(js.Undefined(), args))
+	env, msg, err := wire.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proto.DecodeReply(msg), env
+}
+
+// text is a reply's text, read from its envelope.
+func text(t *testing.T, env wire.Envelope, r proto.TextRef) []byte {
+	t.Helper()
+	s, err := env.Text(int(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(s)
+}
+
+// TestHandleJS drives kvsimHandle with envelopes: a run whose reports are
+// texts of the reply (equal to the native goldens) and whose rows are a
+// binary payload, progress through the callback, and the report file on
+// demand, from the kept run and replayed from its spec.
 func TestHandleJS(t *testing.T) {
 	c := goldenCases[0]
-	obj := js.Global().Get("Object")
-	msg := obj.New()
-	msg.Set("op", "run")
-	msg.Set("id", 7)
-	msg.Set("config", string(mustRead(t, c.config)))
-	msg.Set("name", c.config)
-	msg.Set("requests", true)
-	v := obj.New()
-	v.Set("label", "simple")
-	sets := js.Global().Get("Array").New()
-	for _, s := range c.sets {
-		sets.Call("push", s)
-	}
-	v.Set("sets", sets)
-	msg.Set("variants", js.Global().Get("Array").New(v))
-
 	var progress int
 	post := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		if args[0].Get("type").String() == proto.MsgProgress {
+		if _, msg, err := wire.Open(args[0]); err == nil && proto.DecodeReply(msg).Type == proto.MsgProgress {
 			progress++
 		}
 		return nil
 	})
 	defer post.Release()
-	out := js.ValueOf(handle(js.Undefined(), []js.Value{msg, post.Value}))
-	if out.Get("type").String() != proto.MsgResult || out.Get("id").Int() != 7 {
-		t.Fatalf("type %v id %v", out.Get("type"), out.Get("id"))
+	run := &proto.RunJob{Config: string(mustRead(t, c.config)), Name: c.config, Requests: true,
+		Variants: []proto.Variant{{Label: "simple", Sets: c.sets}}}
+	r, env := call(t, proto.Request{Op: proto.OpRun, ID: 7, Run: run}, nil, post.Value)
+	if r.Type != proto.MsgResult || r.ID != 7 || r.Result == nil || len(r.Result.Results) != 1 {
+		t.Fatalf("reply %+v", r)
 	}
-	r := out.Get("results").Index(0)
-	if !r.Get("error").IsUndefined() {
-		t.Fatalf("error: %v", r.Get("error").Get("msg"))
+	o := r.Result.Results[0]
+	if o.Error != nil || o.View == nil {
+		t.Fatalf("outcome %+v", o)
 	}
-	compareGolden(t, c.name, "prediction.json", []byte(r.Get("prediction").String()))
-	compareGolden(t, c.name, "requests.jsonl", []byte(r.Get("requests").String()))
-	var view proto.View
-	if err := json.Unmarshal([]byte(r.Get("view").String()), &view); err != nil {
-		t.Fatal(err)
-	}
-	if view.Restored != 15568 || view.Recomputed != 5248 || view.Label != "simple" {
-		t.Errorf("view %+v", view)
+	compareGolden(t, c.name, "prediction.json", text(t, env, o.Prediction))
+	compareGolden(t, c.name, "requests.jsonl", text(t, env, o.Requests))
+	if o.View.Restored != 15568 || o.View.Recomputed != 5248 || o.View.Label != "simple" {
+		t.Errorf("view %+v", o.View)
 	}
 	if progress == 0 {
 		t.Error("no progress message")
 	}
-	u := r.Get("rows")
-	b := make([]byte, u.Get("length").Int())
-	js.CopyBytesToGo(b, u)
-	rows, err := proto.DecodeRows(b)
+	if next := env.Value().Get("next"); next.Type() != js.TypeNumber || next.Int() != 0 {
+		t.Errorf("a run without records asks to index %v", next)
+	}
+	rows, err := proto.DecodeRows(env.Bins()[o.Rows-1])
 	if err != nil || len(rows) != 48 || rows[0].ID != "s0t0" {
 		t.Errorf("rows: %d %v", len(rows), err)
 	}
-
-	// requests.jsonl on demand: from the kept run, and replayed from the
-	// spec when the worker no longer holds the run
 	for _, runID := range []int{7, 99} {
-		fm := obj.New()
-		fm.Set("op", "file")
-		fm.Set("id", 8)
-		fm.Set("run", runID)
-		fm.Set("variant", 0)
-		fm.Set("kind", "requests.jsonl")
-		fm.Set("spec", msg)
-		f := js.ValueOf(handle(js.Undefined(), []js.Value{fm}))
-		if f.Get("type").String() != proto.MsgFile || !f.Get("error").IsUndefined() {
-			t.Fatalf("file (run %d): %v", runID, js.Global().Get("JSON").Call("stringify", f))
+		f, fenv := call(t, proto.Request{Op: proto.OpFile, ID: 8,
+			File: &proto.FileJob{Run: runID, Kind: proto.FileRequests, Spec: run}}, nil, js.Undefined())
+		if f.Type != proto.MsgFile || f.Error != nil || f.File == nil {
+			t.Fatalf("file (run %d): %+v", runID, f)
 		}
-		compareGolden(t, c.name, "requests.jsonl", []byte(f.Get("text").String()))
+		compareGolden(t, c.name, "requests.jsonl", text(t, fenv, f.File.Text))
 	}
 }
 
-// TestHandleNeverThrows feeds malformed messages.
+// TestHandleNeverThrows feeds values that are not envelopes and envelopes
+// that hold no request: each gets an error reply.
 func TestHandleNeverThrows(t *testing.T) {
-	for _, m := range []any{nil, "text", map[string]any{"op": "run"}, map[string]any{"op": "nope", "id": 3},
-		map[string]any{"op": "check", "text": "{", "format": "mooncake", "blockSize": 16}} {
-		out := js.ValueOf(handle(js.Undefined(), []js.Value{js.ValueOf(m)}))
-		if out.Get("error").IsUndefined() {
-			r := out.Get("results")
-			if r.IsUndefined() || r.Index(0).Get("error").IsUndefined() {
-				t.Errorf("%v: no error in %v", m, js.Global().Get("JSON").Call("stringify", out))
-			}
+	bad := func(json string) js.Value { return wire.Pack([]byte(json), nil, nil) }
+	plain := js.Global().Get("Object").New() // a request object, as messages were before envelopes
+	plain.Set("op", "run")
+	for _, m := range []js.Value{js.Null(), js.ValueOf("text"), plain, bad(`{`),
+		bad(`{"op":"run","id":1}`), bad(`{"op":"nope","id":3}`),
+		wire.Pack([]byte(`{"op":"check","id":2,"check":{"name":"x","text":1,"format":"mooncake","block_size":16}}`), nil, []any{"{"})} {
+		out := js.ValueOf(handle(js.Undefined(), []js.Value{m}))
+		_, msg, err := wire.Open(out)
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if r := proto.DecodeReply(msg); r.Error == nil {
+			t.Errorf("%v: no error in %s", m, msg)
 		}
 	}
 }
 
 // TestSweepHandleJS runs the default sweep through kvsimHandle's sweep
-// ops with JavaScript objects, as the page's sweep workers do.
+// requests, as the page's sweep workers do: the summaries stay JavaScript
+// strings and go back as texts of the collect request.
 func TestSweepHandleJS(t *testing.T) {
-	spec := js.Global().Get("Object").New()
-	spec.Set("config", string(mustRead(t, sweep.DefaultConfig)))
-	spec.Set("name", "traces/"+sweep.DefaultConfig)
-	vary := js.Global().Get("Array").New()
-	for _, v := range sweep.DefaultVary {
-		vary.Call("push", v)
+	spec := proto.SweepSpec{Config: string(mustRead(t, sweep.DefaultConfig)), Name: "traces/" + sweep.DefaultConfig, Vary: sweep.DefaultVary}
+	p, _ := call(t, proto.Request{Op: proto.OpSweepPlan, ID: 3, SweepPlan: &proto.SweepPlanJob{Spec: spec}}, nil, js.Undefined())
+	if p.Error != nil || p.SweepPlan == nil || p.SweepPlan.Points != 24 {
+		t.Fatalf("plan %+v", p)
 	}
-	spec.Set("vary", vary)
-	call := func(op string, set func(m js.Value)) js.Value {
-		m := js.Global().Get("Object").New()
-		m.Set("op", op)
-		m.Set("id", 3)
-		m.Set("sweep", spec)
-		if set != nil {
-			set(m)
+	var sums []any
+	collect := &proto.SweepCollectJob{Spec: spec}
+	for i := 0; i < p.SweepPlan.Points; i++ {
+		r, env := call(t, proto.Request{Op: proto.OpSweepPoint, ID: 3, SweepPoint: &proto.SweepPointJob{Spec: spec, Index: i}}, nil, js.Undefined())
+		if r.Error != nil || r.SweepPoint == nil || r.SweepPoint.Index != i {
+			t.Fatalf("point %d: %+v", i, r)
 		}
-		out := js.ValueOf(handle(js.Undefined(), []js.Value{m}))
-		if e := out.Get("error"); !e.IsUndefined() {
-			t.Fatalf("%s: %s", op, e.Get("msg").String())
-		}
-		return out
+		sums = append(sums, env.Texts()[r.SweepPoint.Summary-1])
+		collect.Summaries = append(collect.Summaries, proto.TextRef(len(sums)))
 	}
-	var plan proto.SweepPlan
-	if err := json.Unmarshal([]byte(call(proto.OpSweepPlan, nil).Get("plan").String()), &plan); err != nil || plan.Points != 24 {
-		t.Fatalf("plan %+v %v", plan, err)
+	r, env := call(t, proto.Request{Op: proto.OpSweepCollect, ID: 3, SweepCollect: collect}, sums, js.Undefined())
+	if r.Error != nil || r.SweepFiles == nil {
+		t.Fatalf("collect %+v", r)
 	}
-	sums := js.Global().Get("Array").New()
-	for i := 0; i < plan.Points; i++ {
-		out := call(proto.OpSweepPoint, func(m js.Value) { m.Set("index", i) })
-		if out.Get("index").Int() != i {
-			t.Fatalf("point %d answered as %d", i, out.Get("index").Int())
-		}
-		sums.Call("push", out.Get("summary"))
-	}
-	out := call(proto.OpSweepCollect, func(m js.Value) { m.Set("summaries", sums) })
-	compareGolden(t, "sweep-A", "csv", []byte(out.Get("csv").String()))
-	compareGolden(t, "sweep-A", "json", []byte(out.Get("json").String()))
+	compareGolden(t, "sweep-A", "csv", text(t, env, r.SweepFiles.CSV))
+	compareGolden(t, "sweep-A", "json", text(t, env, r.SweepFiles.JSON))
 }

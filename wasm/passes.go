@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"hash/fnv"
 	"math"
 	"strconv"
@@ -289,7 +288,7 @@ func (p *passes) meta() []proto.PassMeta {
 }
 
 // frame seeks variant v to (rank, pass) and encodes it for the page.
-func (p *passes) frame(v, rank, pass int) (bin []byte, meta []byte, err error) {
+func (p *passes) frame(v, rank, pass int) (bin []byte, meta *proto.FrameMeta, err error) {
 	rec := p.recs[v]
 	snap := &p.snaps[v]
 	if err := rec.SeekInto(rank, pass, snap); err != nil {
@@ -311,8 +310,8 @@ func blockKey(name string) uint32 {
 }
 
 // encodeFrame writes a snapshot as proto.Frame's binary form plus its
-// JSON metadata (pass info and events).
-func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) ([]byte, []byte, error) {
+// metadata (pass info and events).
+func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
 	strs := map[string]int32{}
 	var nameList []string
 	str := func(s string) int32 {
@@ -403,8 +402,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		}
 		m.Events = append(m.Events, describeEvent(e))
 	}
-	mj, err := json.Marshal(m)
-	return b, mj, err
+	return b, &m, nil
 }
 
 func key(name string) uint32 {

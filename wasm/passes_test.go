@@ -89,7 +89,7 @@ func TestRestoreFrame(t *testing.T) {
 	if flashed == 0 {
 		t.Error("no restored slot flashed")
 	}
-	if len(meta) == 0 || len(f.G2) == 0 {
+	if meta == nil || meta.Pass != restore || len(f.G2) == 0 {
 		t.Error("frame without meta or G2")
 	}
 	if got, err := proto.DecodeTimeline(proto.EncodeTimeline(tl)); err != nil || len(got.Start) != len(tl.Start) ||

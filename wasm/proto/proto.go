@@ -1,33 +1,35 @@
 // Package proto is the vocabulary the page and the simulation worker share:
-// the view of one finished run that the bridge (package main in wasm/)
-// computes and the UI (ui/) draws. It holds data only, imports nothing from
-// the core, and is encoded with encoding/json on both sides, so the UI's
-// wasm does not link the engine.
+// every message between them (wire.go: one Request or Reply, with a struct
+// per kind) and what they carry, such as the view of one finished run that
+// the bridge (package main in wasm/) computes and the UI (ui/) draws. It
+// holds data only, imports nothing from the core, and is encoded with
+// goccy/go-json on both sides, so the UI's wasm does not link the engine.
 //
-// The message envelopes themselves are plain JavaScript objects (see
-// docs/ui.md, "How the page and the worker talk"); their report texts
-// (prediction.json, requests.jsonl, passes.jsonl) travel as JavaScript
-// strings and are never decoded by the UI.
+// Request rows, timelines and frames travel as binary payloads beside the
+// JSON (EncodeRows, EncodeTimeline, frames), and report texts
+// (prediction.json, requests.jsonl, passes.jsonl, a sweep's files) as
+// JavaScript strings the page keeps without decoding them (docs/ui.md,
+// "How the page and the worker talk").
 package proto
 
-// Message types posted by the worker.
+// Reply types (Reply.Type) posted by the worker.
 const (
 	MsgReady    = "ready"    // the worker's Go runtime is up
-	MsgProgress = "progress" // {id, variant, variants, done, total}
-	MsgResult   = "result"   // {id, results: [{label, view, rows, prediction} | {label, error}]} or {id, error}
-	MsgChecked  = "checked"  // {id, info} or {id, error}: a trace check
-	MsgFile     = "file"     // {id, kind, text} or {id, error}: a report file
-	MsgIndex    = "index"    // {id, done, indexed, total, timelines?}: the pass index grows
-	MsgFrame    = "frame"    // {id, rank, frames: [{bin, meta} | null]}: one pass per variant
+	MsgProgress = "progress" // Progress: a run moves
+	MsgResult   = "result"   // RunResult: a run's outcome per variant
+	MsgChecked  = "checked"  // TraceInfo: a trace check
+	MsgFile     = "file"     // FileReply: a report file
+	MsgIndex    = "index"    // IndexReply: the pass index grows
+	MsgFrame    = "frame"    // FrameReply: one pass per variant
 )
 
-// Operations the page asks of the worker.
+// Operations (Request.Op) the page asks of the worker.
 const (
-	OpRun   = "run"   // run a config (all its variants)
-	OpCheck = "check" // read an uploaded trace
-	OpFile  = "file"  // encode a report file of an earlier run
-	OpIndex = "index" // index the kept run's passes a little further
-	OpSeek  = "seek"  // one pass of the kept run, per variant
+	OpRun   = "run"   // RunJob: run a config (all its variants)
+	OpCheck = "check" // CheckJob: read an uploaded trace
+	OpFile  = "file"  // FileJob: encode a report file of an earlier run
+	OpIndex = "index" // IndexJob: index the kept run's passes a little further
+	OpSeek  = "seek"  // SeekJob: one pass of the kept run, per variant
 )
 
 // View is what the UI shows of one finished run (one variant of a job).

@@ -4,11 +4,12 @@ package proto
 // a sweep in several workers: one answers OpSweepPlan, every worker then
 // evaluates points by index (OpSweepPoint), and one gathers the summaries
 // into the sweep's files (OpSweepCollect). Every message carries the
-// sweep's spec, so any worker can serve any of them.
+// sweep's spec, so any worker can serve any of them. A reply's type is
+// its op's name.
 const (
-	OpSweepPlan    = "sweep-plan"    // {id, sweep} → {type: "sweep-plan", id, plan} or {id, error}
-	OpSweepPoint   = "sweep-point"   // {id, sweep, index} → {type: "sweep-point", id, index, summary, point} or {id, index, error}
-	OpSweepCollect = "sweep-collect" // {id, sweep, summaries} → {type: "sweep-collect", id, csv, json, curves} or {id, error}
+	OpSweepPlan    = "sweep-plan"    // SweepPlanJob → SweepPlan
+	OpSweepPoint   = "sweep-point"   // SweepPointJob → PointReply
+	OpSweepCollect = "sweep-collect" // SweepCollectJob → SweepFiles
 )
 
 // MaxSweepPoints bounds the grids the browser runs (kvsim sweep has no

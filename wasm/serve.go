@@ -1,0 +1,359 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// The bridge's side of the messages (wasm/proto): serve answers one
+// decoded request. It touches no JavaScript, so the protocol is tested
+// natively; main_js.go opens the request's envelope and packs the answer's.
+
+// texts gives a request's texts (proto.TextRef n, from 1) as Go strings.
+type texts interface {
+	Text(n int) (string, error)
+}
+
+// textList is a request's texts held in Go (tests, and requests built in
+// Go).
+type textList []string
+
+// Text is text n (from 1).
+func (l textList) Text(n int) (string, error) {
+	if n < 1 || n > len(l) {
+		return "", fmt.Errorf("the message has no text %d", n)
+	}
+	return l[n-1], nil
+}
+
+// An answer is a reply and the payloads its refs name.
+type answer struct {
+	reply proto.Reply
+	bins  [][]byte
+	texts []any // strings (JavaScript strings once packed)
+	// next is the run whose passes sim-worker.js indexes next (0: none);
+	// it travels beside the reply, for the worker's own loop.
+	next int
+}
+
+// bin adds a binary payload.
+func (a *answer) bin(b []byte) proto.BinRef {
+	a.bins = append(a.bins, b)
+	return proto.BinRef(len(a.bins))
+}
+
+// text adds a text.
+func (a *answer) text(s string) proto.TextRef {
+	a.texts = append(a.texts, s)
+	return proto.TextRef(len(a.texts))
+}
+
+// failed is the reply of type typ to request id with an error.
+func failed(typ string, id int, e *jobError) *answer {
+	return &answer{reply: proto.Reply{Type: typ, ID: id, Error: e.proto()}}
+}
+
+// proto is the error as a message carries it.
+func (e *jobError) proto() *proto.Error {
+	return &proto.Error{Kind: e.Kind, Msg: e.Msg, Path: e.Path, Line: e.Line, Col: e.Col, Variant: e.Variant}
+}
+
+// internalError is an internal error with a message.
+func internalError(format string, args ...any) *jobError {
+	return &jobError{Kind: "internal", Msg: fmt.Sprintf(format, args...)}
+}
+
+// kept is the most recent run job and its outcomes, kept for file and
+// seek requests (a worker holds one job's results at a time).
+var kept struct {
+	id     int
+	outs   []runOut
+	passes *passes // the per-pass records and their timeline index
+}
+
+// serve answers one request; progress (nil: none wanted) receives a run's
+// progress replies. It never panics: a panic becomes the request's error
+// reply.
+func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
+	typ := proto.ReplyType(req.Op)
+	if typ == "" {
+		typ = proto.MsgResult
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = failed(typ, req.ID, internalError("internal error: %v", r))
+		}
+	}()
+	switch {
+	case req.Op == proto.OpRun && req.Run != nil:
+		return serveRun(req.ID, req.Run, in, progress)
+	case req.Op == proto.OpCheck && req.Check != nil:
+		return serveCheck(req.ID, req.Check, in)
+	case req.Op == proto.OpFile && req.File != nil:
+		return serveFile(req.ID, req.File, in)
+	case req.Op == proto.OpIndex:
+		return serveIndex(req.ID)
+	case req.Op == proto.OpSeek && req.Seek != nil:
+		return serveSeek(req.ID, req.Seek)
+	case req.Op == proto.OpSweepPlan && req.SweepPlan != nil:
+		return serveSweepPlan(req.ID, &req.SweepPlan.Spec, in)
+	case req.Op == proto.OpSweepPoint && req.SweepPoint != nil:
+		return serveSweepPoint(req.ID, req.SweepPoint, in)
+	case req.Op == proto.OpSweepCollect && req.SweepCollect != nil:
+		return serveSweepCollect(req.ID, req.SweepCollect, in)
+	}
+	if proto.ReplyType(req.Op) == "" || req.Op == proto.OpInit {
+		return failed(typ, req.ID, internalError("unknown op %q", req.Op))
+	}
+	return failed(typ, req.ID, internalError("a %s message without its %s", req.Op, req.Op))
+}
+
+// traceTexts resolves uploaded traces to their texts, by path.
+func traceTexts(ts []proto.TraceText, in texts) (map[string]string, *jobError) {
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(ts))
+	for _, t := range ts {
+		s, err := in.Text(int(t.Text))
+		if err != nil {
+			return nil, internalError("trace %s: %v", t.Path, err)
+		}
+		out[t.Path] = s
+	}
+	return out, nil
+}
+
+// runJob is the bridge's job for a run message.
+func runJob(id int, r *proto.RunJob, in texts) (*job, *jobError) {
+	tr, err := traceTexts(r.Traces, in)
+	if err != nil {
+		return nil, err
+	}
+	return &job{ID: id, Op: proto.OpRun, Config: r.Config, Name: r.Name, Overrides: r.Overrides, Variants: r.Variants,
+		Traces: tr, Requests: r.Requests, Passes: r.Passes, MaxPasses: r.MaxPasses}, nil
+}
+
+// serveRun runs every variant, keeps the outcomes (and the per-pass
+// records) for later requests, and answers with the views.
+func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer {
+	j, jerr := runJob(id, r, in)
+	if jerr != nil {
+		return failed(proto.MsgResult, id, jerr)
+	}
+	var pf progressFunc
+	if progress != nil {
+		var last time.Time
+		variants := max(1, len(j.Variants))
+		pf = func(variant, done, total int) {
+			now := time.Now()
+			if done < total && now.Sub(last) < 50*time.Millisecond {
+				return
+			}
+			last = now
+			progress(&answer{reply: proto.Reply{Type: proto.MsgProgress, ID: id,
+				Progress: &proto.Progress{Variant: variant, Variants: variants, Done: done, Total: total}}})
+		}
+	}
+	kept.id, kept.outs, kept.passes = 0, nil, nil // free the previous run first
+	outs := j.run(pf)
+	kept.id, kept.outs = id, outs
+	recs := make([]*record.Record, len(outs))
+	anyRec := false
+	for i, o := range outs {
+		recs[i] = o.Record
+		anyRec = anyRec || o.Record != nil
+	}
+	if anyRec {
+		kept.passes = newPasses(recs)
+	}
+	a := &answer{reply: proto.Reply{Type: proto.MsgResult, ID: id}}
+	res := &proto.RunResult{Results: make([]proto.Outcome, len(outs))}
+	for i := range outs {
+		res.Results[i] = a.outcome(&outs[i])
+	}
+	if kept.passes != nil {
+		res.Passes = kept.passes.meta()
+		res.Indexing = !kept.passes.done
+		if res.Indexing {
+			a.next = id
+		}
+	}
+	a.reply.Result = res
+	return a
+}
+
+// outcome is one variant's part of a run's answer.
+func (a *answer) outcome(o *runOut) proto.Outcome {
+	out := proto.Outcome{Label: o.Label, RecordNote: o.RecordNote}
+	if o.Err != nil {
+		out.Error = o.Err.proto()
+		out.RecordNote = ""
+		return out
+	}
+	v := o.View
+	out.View = &v
+	out.Rows = a.bin(proto.EncodeRows(o.View.Rows))
+	out.Prediction = a.text(string(o.Prediction))
+	if o.RequestsJS != nil {
+		out.Requests = a.text(string(o.RequestsJS))
+	}
+	return out
+}
+
+// serveCheck reads an uploaded trace.
+func serveCheck(id int, c *proto.CheckJob, in texts) *answer {
+	text, err := in.Text(int(c.Text))
+	if err != nil {
+		return failed(proto.MsgChecked, id, internalError("%v", err))
+	}
+	j := &job{ID: id, Op: proto.OpCheck, Name: c.Name, Text: text, Format: c.Format, BlockSize: c.BlockSize}
+	info, jerr := j.check()
+	if jerr != nil {
+		return failed(proto.MsgChecked, id, jerr)
+	}
+	return &answer{reply: proto.Reply{Type: proto.MsgChecked, ID: id, Checked: &info}}
+}
+
+// serveFile answers a report file of an earlier run: from the kept run,
+// or replayed from its spec when this worker no longer holds it.
+func serveFile(id int, f *proto.FileJob, in texts) *answer {
+	var o runOut
+	switch {
+	case kept.id == f.Run && f.Run != 0 && f.Variant >= 0 && f.Variant < len(kept.outs):
+		o = kept.outs[f.Variant]
+	case f.Spec != nil:
+		j, jerr := runJob(f.Run, f.Spec, in)
+		if jerr != nil {
+			return failed(proto.MsgFile, id, jerr)
+		}
+		o = j.rerun(f.Variant)
+	default:
+		return failed(proto.MsgFile, id, internalError("the run is gone; run it again"))
+	}
+	if o.Err != nil {
+		return failed(proto.MsgFile, id, o.Err)
+	}
+	b, jerr := o.file(f.Kind)
+	if jerr != nil {
+		return failed(proto.MsgFile, id, jerr)
+	}
+	a := &answer{reply: proto.Reply{Type: proto.MsgFile, ID: id}}
+	a.reply.File = &proto.FileReply{Kind: f.Kind, Text: a.text(string(b))}
+	return a
+}
+
+// serveIndex advances the timeline index of the kept run by one step
+// (sim-worker.js sends it from a loop that yields between steps, so seeks
+// interleave) and reports progress; the last step carries the timelines.
+func serveIndex(id int) *answer {
+	a := &answer{reply: proto.Reply{Type: proto.MsgIndex, ID: id}}
+	p := kept.passes
+	if p == nil || kept.id != id {
+		a.reply.Index = &proto.IndexReply{Done: true, Stale: true}
+		return a
+	}
+	done := p.step(15 * time.Millisecond)
+	ir := &proto.IndexReply{Done: done, Indexed: p.indexed, Total: p.total}
+	if done {
+		ir.Ms = float64(p.spent.Microseconds()) / 1000
+		for v := range p.tl {
+			var ranks []proto.BinRef
+			for _, t := range p.tl[v] {
+				ranks = append(ranks, a.bin(proto.EncodeTimeline(t)))
+			}
+			ir.Timelines = append(ir.Timelines, ranks)
+		}
+	} else {
+		a.next = id
+	}
+	a.reply.Index = ir
+	return a
+}
+
+// serveSeek answers one frame per variant of the kept run.
+func serveSeek(id int, s *proto.SeekJob) *answer {
+	p := kept.passes
+	if p == nil || kept.id != s.Run {
+		return failed(proto.MsgFrame, id, internalError("the run's record is gone; run it again"))
+	}
+	a := &answer{reply: proto.Reply{Type: proto.MsgFrame, ID: id}}
+	fr := &proto.FrameReply{Rank: s.Rank, Frames: make([]*proto.FrameOut, len(p.recs))}
+	for v := range p.recs {
+		if p.recs[v] == nil || v >= len(s.Passes) || s.Passes[v] <= 0 {
+			continue
+		}
+		bin, meta, err := p.frame(v, s.Rank, s.Passes[v])
+		if err != nil {
+			fr.Frames[v] = &proto.FrameOut{Error: err.Error()}
+			continue
+		}
+		fr.Frames[v] = &proto.FrameOut{Bin: a.bin(bin), Meta: meta}
+	}
+	a.reply.Frame = fr
+	return a
+}
+
+// sweepOf is the bridge's sweep for a spec.
+func sweepOf(s *proto.SweepSpec, in texts) (*sweepJob, *jobError) {
+	tr, err := traceTexts(s.Traces, in)
+	if err != nil {
+		return nil, err
+	}
+	return &sweepJob{Config: s.Config, Name: s.Name, Sets: s.Sets, Vary: s.Vary, Traces: tr}, nil
+}
+
+// serveSweepPlan validates a sweep and describes its plan.
+func serveSweepPlan(id int, spec *proto.SweepSpec, in texts) *answer {
+	s, jerr := sweepOf(spec, in)
+	if jerr == nil {
+		var info proto.SweepPlan
+		if info, jerr = s.info(); jerr == nil {
+			return &answer{reply: proto.Reply{Type: proto.OpSweepPlan, ID: id, SweepPlan: &info}}
+		}
+	}
+	return failed(proto.OpSweepPlan, id, jerr)
+}
+
+// serveSweepPoint evaluates one point; a failed point's reply names it.
+func serveSweepPoint(id int, p *proto.SweepPointJob, in texts) *answer {
+	s, jerr := sweepOf(&p.Spec, in)
+	if jerr == nil {
+		var summary []byte
+		var pt proto.SweepPoint
+		if summary, pt, jerr = s.point(p.Index); jerr == nil {
+			a := &answer{reply: proto.Reply{Type: proto.OpSweepPoint, ID: id}}
+			a.reply.SweepPoint = &proto.PointReply{Index: p.Index, Summary: a.text(string(summary)), Point: pt}
+			return a
+		}
+	}
+	a := failed(proto.OpSweepPoint, id, jerr)
+	a.reply.SweepPoint = &proto.PointReply{Index: p.Index}
+	return a
+}
+
+// serveSweepCollect gathers the points' summaries into the sweep's files.
+func serveSweepCollect(id int, c *proto.SweepCollectJob, in texts) *answer {
+	s, jerr := sweepOf(&c.Spec, in)
+	if jerr != nil {
+		return failed(proto.OpSweepCollect, id, jerr)
+	}
+	summaries := make([][]byte, len(c.Summaries))
+	for i, ref := range c.Summaries {
+		t, err := in.Text(int(ref))
+		if err != nil {
+			return failed(proto.OpSweepCollect, id, internalError("summary of point %d: %v", i, err))
+		}
+		summaries[i] = []byte(t)
+	}
+	csv, js, curves, jerr := s.collect(summaries)
+	if jerr != nil {
+		return failed(proto.OpSweepCollect, id, jerr)
+	}
+	a := &answer{reply: proto.Reply{Type: proto.OpSweepCollect, ID: id}}
+	a.reply.SweepFiles = &proto.SweepFiles{CSV: a.text(string(csv)), JSON: a.text(string(js)), Curves: curves}
+	return a
+}
