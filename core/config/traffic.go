@@ -122,6 +122,7 @@ func (d *decoder) paths(v ast.Node, path string) []string {
 	if p == "" {
 		d.failNode(seq.Values[0], path, "expected a nonempty path")
 	}
+	d.nodes[path+"[0]"] = seq.Values[0]
 	return []string{p}
 }
 
