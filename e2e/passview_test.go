@@ -11,8 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
@@ -26,19 +24,12 @@ func nativeRecord(t *testing.T, name string, sets []string) *record.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(name, "", data, sets)
+	out, err := replay.Run(replay.Job{Name: name, Config: data, Sets: sets, Traces: replay.Traces{Builtin: true},
+		Capture: replay.Capture{Passes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := record.NewRecorder()
-	if _, err := replay.Run(cfg, wl, engine.Options{Observer: rr}); err != nil {
-		t.Fatal(err)
-	}
-	return rr.Record()
+	return out.Record
 }
 
 // pvReady waits until the pass view shows pass p (0: any) with its frames

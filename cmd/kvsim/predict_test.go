@@ -473,7 +473,7 @@ func TestPredict(t *testing.T) {
 			args: func(c *ctx) []string { return []string{"predict", "--config", filepath.Join(c.dir, "g2-restore.yaml")} },
 			code: exitError,
 			check: func(c *ctx) {
-				want := "g2-restore.yaml: traffic.source.paths[0]: open " + filepath.Join(c.dir, "g2-restore.jsonl") + ": no such file"
+				want := "g2-restore.yaml:3:51: traffic.source.paths[0]: open " + filepath.Join(c.dir, "g2-restore.jsonl") + ": no such file"
 				if !strings.Contains(c.stderr, want) {
 					c.t.Errorf("stderr %q lacks %q", c.stderr, want)
 				}

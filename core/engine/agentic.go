@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/request"
 )
@@ -28,11 +26,11 @@ func checkAgentic(cfg *config.Config) error {
 	l := cfg.Traffic.Load
 	switch {
 	case l.AgenticSnapshot != nil:
-		return fmt.Errorf("traffic.load.agentic_snapshot: not supported yet: seeded snapshots of agentic plays")
+		return cfg.Refuse("traffic.load.agentic_snapshot", "not supported yet: seeded snapshots of agentic plays")
 	case l.AgenticWarmup:
-		return fmt.Errorf("traffic.load.agentic_warmup: not supported yet: agentic warmup (it also needs agentic_snapshot)")
+		return cfg.Refuse("traffic.load.agentic_warmup", "not supported yet: agentic warmup (it also needs agentic_snapshot)")
 	case l.AgenticProfile != nil:
-		return fmt.Errorf("traffic.load.agentic_profile: not supported yet: continuous agentic profiles")
+		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: continuous agentic profiles")
 	}
 	return nil
 }

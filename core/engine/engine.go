@@ -174,7 +174,7 @@ type Engine struct {
 func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) {
 	roles := cfg.Roles()
 	if len(roles) == 0 {
-		return nil, fmt.Errorf("engine.workers: no worker role")
+		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
 	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,

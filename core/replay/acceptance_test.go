@@ -71,7 +71,7 @@ func runExample(t testing.TB, name string, sets []string, open Opener) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(cfg, wl, engine.Options{Check: true})
+	res, err := RunWith(cfg, wl, engine.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,23 +38,24 @@ var benchSets = []string{
 	hostOffload + "=null",
 }
 
+// benchRun is one §E replay per iteration through the door a front end
+// uses (Run: config, limits, trace, engine, prediction.json).
 func benchRun(b *testing.B, extra []string) {
-	tr := benchTrace(b)
-	cfg := benchConfig(b, extra)
+	data, err := traces.Read("connectors.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	job := Job{Name: "connectors.yaml", Dir: ".", Config: data, Sets: append(append([]string{}, benchSets...), extra...),
+		Traces: Traces{Inline: benchTrace(b)}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var passes int64
 	for i := 0; i < b.N; i++ {
-		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
+		res, err := Run(job)
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := Run(cfg, wl, engine.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = res.PredictionJSON()
-		passes = res.Engine.Passes
+		passes = res.Stats.Passes
 		if res.Summary.CompletedRequests != 60000 {
 			b.Fatalf("completed %d", res.Summary.CompletedRequests)
 		}
@@ -179,7 +180,7 @@ func timedRun(b *testing.B, c benchCase, tr []byte) cost {
 		rr = record.NewRecorder()
 		opts.Observer = rr
 	}
-	res, err := Run(c.cfg, wl, opts)
+	res, err := RunWith(c.cfg, wl, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.Fatal(err)
 	}
 	// A first run gives the run's length.
-	res, err := Run(cfg, wl, engine.Options{})
+	res, err := RunWith(cfg, wl, engine.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func BenchmarkConnectorRow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Run(cfg, wl, engine.Options{}); err != nil {
+		if _, err := RunWith(cfg, wl, engine.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -84,7 +84,7 @@ func runWorld(t *testing.T, w harness.World, rows []harness.Row, opts engine.Opt
 	}
 	rr := record.NewRecorder()
 	opts.Observer = rr
-	res, err := Run(cfg, wl, opts)
+	res, err := RunWith(cfg, wl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

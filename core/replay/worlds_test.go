@@ -411,7 +411,7 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 	rr := record.NewRecorder()
 	// A few dozen requests need a few thousand passes; far more means a
 	// livelock, which must fail rather than fill the memory.
-	res, err := Run(cfg, wl, engine.Options{Check: true, Observer: rr, MaxPasses: 100000})
+	res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr, MaxPasses: 100000})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -533,7 +533,7 @@ func TestCompletedLoadsGoFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(cfg, wl, engine.Options{Check: true, FIFOWaiters: fifo})
+		_, err = RunWith(cfg, wl, engine.Options{Check: true, FIFOWaiters: fifo})
 		switch {
 		case fifo && !errors.Is(err, engine.ErrStalled):
 			t.Errorf("strict FIFO waiters: err %v; want the stall", err)

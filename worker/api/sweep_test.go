@@ -144,7 +144,7 @@ func TestSweepRejects(t *testing.T) {
 			"--vary " + hostOffload + ".num_host_blocks=8,-1: value \"-1\": " + hostOffload + ".num_host_blocks: expected a positive integer, got -1"},
 		{"unknown shorthand", `{"example": "g2-restore.yaml", "vary": ["blocks=1,2"]}`, 422, kindSweep, -1, ""},
 		{"point over a limit", `{"example": "g2-restore.yaml", "vary": {"kv_cache.capacity.blocks": [3, 2000000]}}`, 422, kindLimit, 1,
-			"2000000 G1 blocks over all ranks exceed the limit of 1048576"},
+			"--set engine.workers.aggregated.kv_cache.capacity.blocks=2000000: engine.workers.aggregated.kv_cache.capacity.blocks: 2,000,000 G1 blocks per DP rank exceed the limit of 1,048,576"},
 		{"base config rejected", `{"config": "traffic: [", "vary": {"connector": ["simple_cpu_v0_32"]}}`, 422, kindConfig, -1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
