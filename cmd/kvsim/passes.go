@@ -9,7 +9,7 @@ import (
 )
 
 // passCapture is what `predict --capture-passes` needs from the per-pass
-// record (shared/spec/record.md): an observer attached to the run, and
+// record (docs/model/record.md): an observer attached to the run, and
 // after the run the writer of DIR/passes.jsonl.
 type passCapture struct {
 	Observer   engine.Observer
