@@ -68,9 +68,10 @@ func (tb *tab) cellColour(v, i int) [3]int {
 	return [3]int{c[0], c[1], c[2]}
 }
 
-// TestRestorePass scrubs to acceptance.md §B's restore pass and checks
-// the colour of the restored blocks on the canvas: the G1 slots that hold
-// the blocks the H2D copy brought back flash blue, the others do not.
+// TestRestorePass scrubs to
+// docs/model/acceptance.md ("Case B: restore from G2")'s restore pass and
+// checks the colour of the restored blocks on the canvas: the G1 slots that
+// hold the blocks the H2D copy brought back flash blue, the others do not.
 func TestRestorePass(t *testing.T) {
 	rec := nativeRecord(t, "g2-restore.yaml", nil)
 	restore := 0

@@ -9,9 +9,10 @@ import (
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
-// BenchmarkBridgeA runs acceptance.md §A (2,048 host blocks, SimpleCPU)
-// through the bridge, reports included. Run it natively and under node
-// (GOOS=js GOARCH=wasm) to compare: docs/ui.md records the ratio.
+// BenchmarkBridgeA runs
+// docs/model/acceptance.md ("Case A: connector comparison") (2,048 host
+// blocks, SimpleCPU) through the bridge, reports included. Run it natively and
+// under node (GOOS=js GOARCH=wasm) to compare: docs/ui.md records the ratio.
 func BenchmarkBridgeA(b *testing.B) {
 	data := string(mustRead(&testing.T{}, "connectors.yaml"))
 	j := &job{Op: proto.OpRun, Config: data, Name: "connectors.yaml", Requests: true,

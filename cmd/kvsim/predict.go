@@ -21,7 +21,7 @@ const predictHelp = `usage: kvsim predict [--config FILE] [--output-dir DIR] [--
                      [--capture-per-request] [--capture-passes] [--set PATH=VALUE]...
                      [--overwrite] [--stack engine]
 
-Replays the config's traffic and reports what happened (replay-model.md §14).
+Replays the config's traffic and reports what happened (docs/model/report.md).
 
   --config FILE           the YAML config; trace paths in it resolve against FILE's
                           directory. Without it, the built-in traces/connectors.yaml

@@ -184,8 +184,8 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 		kv.HostOffload = d.hostOffload(hm)
 	}
 	// kvcr is read from kv_cache (where aisimulate's
-	// docs/replay/engine/kv-cache.md puts it) or from host_offload (where
-	// replay-model.md §1.3 lists it), but not from both.
+	// docs/replay/engine/kv-cache.md puts it) or from host_offload
+	// (docs/model/kvcr.md ("Constraints")), but not from both.
 	kvcrPath := ""
 	if hm != nil && hm.has("kvcr") {
 		hm.sub("kvcr")
@@ -255,8 +255,9 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 }
 
 // capacity reads kv_cache.capacity and returns the G1 blocks per DP rank.
-// An absent capacity means type fixed (replay-model.md §1.3, Decision) and
-// then fails for want of blocks or bytes.
+// An absent capacity means type fixed
+// (docs/model/config.md ("KV cache settings"), Decision) and then fails for
+// want of blocks or bytes.
 func (d *decoder) capacity(kvm *mapping, kv KVCache) int {
 	// aisimulate's default capacity brings keys of its own; name the
 	// unsupported type before they fail as unknown keys.

@@ -31,15 +31,15 @@ var (
 
 	stopKeys = []string{"requests", "requests_per_load_unit", "sessions", "sessions_per_load_unit", "max_virtual_time_seconds"}
 
-	// Trace formats aisimulate reads but kvsim does not (replay-model.md
-	// §1.1); named so that the error says "not supported" rather than
-	// "unknown".
+	// Trace formats aisimulate reads but kvsim does not
+	// (docs/model/config.md ("Traffic settings")); named so that the error
+	// says "not supported" rather than "unknown".
 	unsupportedFormats = []string{"weka", "dynamo", "applied_compute_agentic"}
 )
 
-// defaultTraffic is what an omitted traffic block means (replay-model.md
-// §1.1). A supplied traffic block is decoded on its own, never merged
-// with this.
+// defaultTraffic is what an omitted traffic block means
+// (docs/model/config.md ("Traffic settings")). A supplied traffic block is
+// decoded on its own, never merged with this.
 func defaultTraffic() Traffic {
 	return Traffic{
 		Source: Source{Type: SourceSynthetic, InputTokens: 1024, OutputTokens: 128},

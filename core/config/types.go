@@ -82,7 +82,7 @@ type Load struct {
 	Speedup           float64 // trace_timestamps (1 when not set)
 
 	// Agentic controls (agentic_mooncake traces under trace_timestamps
-	// only; replay-model.md §13). The keys live in traffic.load, as in
+	// only; docs/model/agentic.md). The keys live in traffic.load, as in
 	// aisimulate's docs/replay/workloads.md "Agentic Load Controls".
 	AgenticLanes    int              // agentic_lanes; 0 = unset
 	AgenticSnapshot *AgenticSnapshot // agentic_snapshot; nil = unset
@@ -216,7 +216,7 @@ type HostOffload struct {
 	KVCR                   *KVCR
 }
 
-// G3Offload is the storage tier behind G2 (replay-model.md §10).
+// G3Offload is the storage tier behind G2 (docs/model/g3.md).
 type G3Offload struct {
 	Scope                    string // worker_local or cluster_shared
 	NumBlocks                int
@@ -227,10 +227,10 @@ type G3Offload struct {
 	LatencyToFirstByteMs     float64
 }
 
-// KVCR is peer fetch between workers' host tiers (replay-model.md §11).
+// KVCR is peer fetch between workers' host tiers (docs/model/kvcr.md).
 // The YAML block is `kvcr: {}`, written in kv_cache (aisimulate's place)
-// or in host_offload (replay-model.md §1.3); it has no keys, so a non-nil
-// KVCR always has Enabled set.
+// or in host_offload (docs/model/kvcr.md ("Constraints")); it has no keys, so
+// a non-nil KVCR always has Enabled set.
 type KVCR struct {
 	Enabled bool
 }

@@ -61,7 +61,8 @@ func NewAdapter(rules Rules, rank int, pool *g1.Pool, dom *Domain, blockSize int
 		blockBytes: int64(blockSize) * bytesPerToken, link: link}
 	if dom.Shared != nil {
 		// In a shared pool copied G1 blocks are held, not fenced
-		// (replay-model.md §8.5): the pool decides completion times later.
+		// (docs/model/transfers.md ("Shared pools and held G1 blocks")): the
+		// pool decides completion times later.
 		a.G1Sources = HoldUntilCopied
 	}
 	a.d2h.BandwidthGBps = link.D2HGBps
@@ -98,9 +99,10 @@ func (r LookupResult) String() string {
 	return [...]string{"miss", "hit", "defer"}[r]
 }
 
-// Lookup is the G2 lookup at waiting admission (connectors.md §5.1). g1Hits
-// is the request's G1 prefix hit in blocks before the recompute cap. On a
-// hit it returns the keys to load (a view of the request's prompt keys).
+// Lookup is the G2 lookup at waiting admission
+// (docs/model/g2.md ("Lookup hook")). g1Hits is the request's G1 prefix hit in
+// blocks before the recompute cap. On a hit it returns the keys to load (a
+// view of the request's prompt keys).
 func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
 	res, hit := a.lookup(r, g1Hits, now)
 	a.Stats.Lookups++
@@ -195,8 +197,9 @@ const (
 )
 
 // StartLoad reserves G1 for a hit and queues its H2D, which the next engine
-// boundary submits (connectors.md §5.2, replay-model.md §8.5 Decision).
-// base is the G1 prefix in blocks (the hit follows it).
+// boundary submits (docs/model/g2.md ("Start-load hook"),
+// docs/model/transfers.md ("When copies are submitted"), a Decision). base is
+// the G1 prefix in blocks (the hit follows it).
 func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now float64) StartResult {
 	if a.DeferOnLoading {
 		for _, id := range hit {
@@ -247,9 +250,9 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 	return Queued
 }
 
-// Admitted is the on_admitted hook (connectors.md §5.3): it moves the store
-// cursor and returns the admission's G1/G2 attribution, with first set only
-// for the request's first admission.
+// Admitted is the on_admitted hook (docs/model/g2.md ("Admission hook")): it
+// moves the store cursor and returns the admission's G1/G2 attribution, with
+// first set only for the request's first admission.
 func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens int, first bool) {
 	h := &r.Host
 	resetG3Rounds(r)
@@ -268,10 +271,10 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 	return g1Tokens, hostTokens, first
 }
 
-// ObserveCompletedBlocks is the per-pass store hook (connectors.md §5.4).
-// before and after are the request's computed tokens before and after this
-// pass scheduled it (for a request admitted in this pass, before is its
-// reused prefix).
+// ObserveCompletedBlocks is the per-pass store hook
+// (docs/model/g2.md ("Store hook")). before and after are the request's
+// computed tokens before and after this pass scheduled it (for a request
+// admitted in this pass, before is its reused prefix).
 func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
 	computed := a.storeTokens(before, after)
 	if computed < r.StoreFrom {
@@ -316,7 +319,8 @@ func (a *Adapter) StoreDue(r *request.Request, before, after int) bool {
 }
 
 // storeTokens is how many of a request's tokens a pass's store may cover
-// (connectors.md §2.1: the previous passes' work only, or this pass's too).
+// (docs/model/g2.md ("Store hook"): the previous passes' work only, or this
+// pass's too).
 func (a *Adapter) storeTokens(before, after int) int {
 	if a.StoreTiming == PreviousPasses {
 		return before
@@ -476,8 +480,8 @@ func (a *Adapter) setCursor(r *request.Request, to int) {
 	}
 }
 
-// Finish is the finish_request hook (connectors.md §5.5); the caller
-// releases the request's G1 blocks right after it.
+// Finish is the finish_request hook (docs/model/g2.md ("Finish hook")); the
+// caller releases the request's G1 blocks right after it.
 func (a *Adapter) Finish(r *request.Request, now float64) {
 	if a.StoreAtFinish {
 		a.store(r, r.Computed, now, true)
@@ -490,8 +494,8 @@ func (a *Adapter) Finish(r *request.Request, now float64) {
 	}
 }
 
-// Preempt is the preempt_request hook (connectors.md §5.6): it raises the
-// compute fence before the victim's blocks are freed.
+// Preempt is the preempt_request hook (docs/model/g2.md ("Preemption hook")):
+// it raises the compute fence before the victim's blocks are freed.
 func (a *Adapter) Preempt(r *request.Request, now float64) {
 	resetG3Rounds(r)
 	before := a.fence
@@ -528,7 +532,8 @@ func (a *Adapter) deadline(t *Transfer) float64 {
 }
 
 // FenceAllocation fences this pass's compute behind any pending store that
-// still reads capacity just handed out to slots (fence reuse, §5.8).
+// still reads capacity just handed out to slots (fence reuse,
+// docs/model/g2.md ("Source protection")).
 func (a *Adapter) FenceAllocation(slots []int32, now float64) {
 	for _, s := range slots {
 		if dep := a.pool.Dep(s); dep != 0 {
@@ -553,10 +558,10 @@ func (a *Adapter) ComputeStart(now float64) float64 {
 // rank (a G3 store another worker wrote to).
 func (a *Adapter) Wake() { a.wake = true }
 
-// Boundary is the engine boundary at a pass end (connectors.md §2.1 step 6):
-// apply completions, submit prepared stores then queued loads, apply the
-// completions that takes (zero-duration copies). It reports whether the
-// rank's sleeping connector waiters must wake.
+// Boundary is the engine boundary at a pass end
+// (docs/model/g2.md ("Engine boundary")): apply completions, submit prepared
+// stores then queued loads, apply the completions that takes (zero-duration
+// copies). It reports whether the rank's sleeping connector waiters must wake.
 func (a *Adapter) Boundary(now float64) bool {
 	a.tick(now)
 	for _, t := range a.prepared {
@@ -695,8 +700,9 @@ func (a *Adapter) deliver(t *Transfer) {
 	}
 }
 
-// Cancel drops a waiting request's load (connectors.md §5.7) and then runs
-// the finish hook; the caller releases the request's own G1 blocks.
+// Cancel drops a waiting request's load (docs/model/g2.md ("Cancellation"))
+// and then runs the finish hook; the caller releases the request's own G1
+// blocks.
 func (a *Adapter) Cancel(r *request.Request, now float64) {
 	if ld := r.Host.Load; ld != nil {
 		a.pool.For(r.Index)
@@ -719,7 +725,7 @@ func (a *Adapter) Cancel(r *request.Request, now float64) {
 			t.delivered = true
 		}
 		// A cancelled reservation gives its blocks back last block first,
-		// like any release (connectors.md §1.6).
+		// like any release (docs/model/g1.md ("Release order")).
 		for i := len(ld.DestSlots) - 1; i >= 0; i-- {
 			a.pool.Release(ld.DestSlots[i])
 		}

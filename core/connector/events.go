@@ -5,7 +5,7 @@ import (
 	"github.com/kvsim/kvsim/core/request"
 )
 
-// EventKind names what happened (record.md "Event kinds").
+// EventKind names what happened (docs/model/record.md ("Event kinds")).
 type EventKind uint8
 
 const (

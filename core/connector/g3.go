@@ -7,7 +7,7 @@ import (
 	"github.com/kvsim/kvsim/core/request"
 )
 
-// G3 behind G2 (replay-model.md §10). Every block that becomes resident in
+// G3 behind G2 (docs/model/g3.md). Every block that becomes resident in
 // G2 is written to G3 in the background (its G2 entry stays pinned while
 // the write moves it); a G2 lookup that misses blocks G3 holds first
 // promotes them G3 → G2 (the G2 entries wait as pending) and defers; once
@@ -17,13 +17,14 @@ import (
 // shared pool's), and wake the waiters of the domain's ranks.
 
 // bypassRounds is how many consecutive restore rounds a request makes while
-// its rank does no work before it stops restoring from G3 (§10). As in
-// aisimulate: a round is a lookup that submits new promotions (waiting for
-// promotions in flight is not one); the count restarts when the rank
-// schedules work or emits output (RankWorked) and when the request is
-// admitted or preempted, which also ends a bypass. Counting any G3
-// completion as progress instead let a prefix larger than G2 thrash
-// forever (its own promotions evicting each other complete every round).
+// its rank does no work before it stops restoring from G3
+// (docs/model/g3.md ("Bypass after stalled restores")). As in aisimulate: a
+// round is a lookup that submits new promotions (waiting for promotions in
+// flight is not one); the count restarts when the rank schedules work or emits
+// output (RankWorked) and when the request is admitted or preempted, which
+// also ends a bypass. Counting any G3 completion as progress instead let a
+// prefix larger than G2 thrash forever (its own promotions evicting each other
+// complete every round).
 const bypassRounds = 1024
 
 type g3Side struct {

@@ -1,8 +1,8 @@
 package connector_test
 
-// One focused test per rule flag of connectors.md §5.0. Each builds the
-// smallest scenario in which that flag decides the outcome, checks the
-// profile's documented behaviour, and runs the same scenario again with
+// One focused test per rule flag of docs/model/g2.md ("The rules table"). Each
+// builds the smallest scenario in which that flag decides the outcome, checks
+// the profile's documented behaviour, and runs the same scenario again with
 // only that flag switched to another profile's value, checking that the
 // outcome moves. lookupKeys has the same value in every profile and is not
 // a switch.

@@ -5,7 +5,7 @@ import (
 	"github.com/kvsim/kvsim/core/request"
 )
 
-// Agentic plays (replay-model.md §13): each session of an agentic workload
+// Agentic plays (docs/model/agentic.md): each session of an agentic workload
 // is a play, a dependency graph of requests. A root request is ready at its
 // arrival (relative to its play's start); any other request is ready when
 // every request it waits for has completed, plus its delay and tool wait.

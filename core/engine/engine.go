@@ -1,8 +1,9 @@
 // Package engine owns the replay's global virtual clock and its event order
-// (replay-model.md §5): it builds the workers, DP ranks, G1 pools and G2
-// domains from a config, turns the workload into requests as the load model
-// makes them ready, places them, runs group passes, settles every effect at
-// one instant before the clock moves, and fills the report records.
+// (docs/model/engine.md ("Event order at one instant")): it builds the
+// workers, DP ranks, G1 pools and G2 domains from a config, turns the workload
+// into requests as the load model makes them ready, places them, runs group
+// passes, settles every effect at one instant before the clock moves, and
+// fills the report records.
 //
 // Event order at one instant t (repeated until nothing changes):
 //  1. shared G2 pools advance (physical completions);
@@ -12,7 +13,8 @@
 //  4. idle ranks apply completions again;
 //  5. every idle worker with a runnable rank starts a group pass;
 //  6. the arrivals due at t are dispatched (a rank that only now has work
-//     starts its pass in the next round: the Decision of replay-model.md §5).
+//     starts its pass in the next round: the Decision of
+//     docs/model/engine.md ("Arrivals at a pass boundary")).
 //
 // A private completion on a rank that holds no request is not an instant of
 // its own: step 2 of the rank's next instant applies it, deadline by
@@ -150,7 +152,7 @@ type Engine struct {
 	bs               int
 	checkErr         error
 
-	// P/D state (replay-model.md §12).
+	// P/D state (docs/model/pd.md).
 	pd           bool
 	prefillPlace *placement.Flat
 	decodePlace  *placement.Flat
@@ -183,7 +185,8 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
 	// Size every per-request buffer up front from the workload, so that the
-	// steady state allocates nothing per pass (acceptance.md §E).
+	// steady state allocates nothing per pass
+	// (docs/model/acceptance.md ("Case E: the benchmark")).
 	n := 0
 	e.sessions = make([]session, len(wl.Sessions))
 	for i := range wl.Sessions {
@@ -627,11 +630,12 @@ func (e *Engine) settle() {
 }
 
 // wakeG3Readers wakes the connector waiters of every rank behind G3 store
-// st. Decision (replay-model.md §10 is silent): a G3 completion wakes them
-// all, not only the ranks of the submitter's G2 domain, because a
-// cluster_shared store is read by every worker: one worker's finished write
-// is what another's deferred lookup waits for (its block was pending in G3),
-// and without this wake that lookup slept to the end of the run.
+// st. Decision (docs/model/g3.md ("Completions and wake-ups"); aisimulate is
+// silent): a G3 completion wakes them all, not only the ranks of the
+// submitter's G2 domain, because a cluster_shared store is read by every
+// worker: one worker's finished write is what another's deferred lookup waits
+// for (its block was pending in G3), and without this wake that lookup slept
+// to the end of the run.
 func (e *Engine) wakeG3Readers(st *g3.Store) {
 	for _, w := range e.workers {
 		for _, rk := range w.ranks {
@@ -674,7 +678,8 @@ func (e *Engine) tickIdle(now float64) bool {
 }
 
 // startPass starts a group pass: the ranks runnable now plan their batches
-// in DP order; the others plan nothing (replay-model.md §5).
+// in DP order; the others plan nothing
+// (docs/model/engine.md ("Workers, DP ranks and group passes")).
 func (e *Engine) startPass(w *worker, now float64) {
 	w.busy, w.poked = true, false
 	end := now
@@ -762,7 +767,8 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 		reused := a.Reused
 		if decode {
 			// Decode admissions show the decode rank's reused prefix; the
-			// request's reuse stays the prefill pool's (§14.1 Decision).
+			// request's reuse stays the prefill pool's
+			// (docs/model/report.md ("Reuse and restored tokens"), a Decision).
 			reused = rec.DecodeReused
 			if math.IsNaN(rec.DecodeAdmitMs) {
 				rec.DecodeAdmitMs = a.At
@@ -839,7 +845,8 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 		e.arrivals.push(arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
 		return
 	}
-	// A rejected turn ends its session (replay-model.md §3 Decision).
+	// A rejected turn ends its session
+	// (docs/model/traffic.md ("A rejected turn ends its session"), a Decision).
 	s.tokens, s.seq.IDs = nil, nil
 	e.driver.SessionDone(at, e.startSession)
 }
@@ -949,7 +956,8 @@ type arrival struct {
 }
 
 // arrivals are ordered by time, then session index, then turn
-// (replay-model.md §3: same-instant turns go in file order).
+// (docs/model/traffic.md ("Load models"): same-instant turns go in file
+// order).
 func (a arrival) before(b arrival) bool {
 	if a.at != b.at {
 		return a.at < b.at

@@ -8,7 +8,7 @@ import (
 	"github.com/kvsim/kvsim/core/request"
 )
 
-// P/D disaggregation (replay-model.md §12): a request prefills on a prefill
+// P/D disaggregation (docs/model/pd.md): a request prefills on a prefill
 // rank with one hidden token, keeps its blocks there (source hold) while a
 // decode rank reserves room for its prompt (reusing any resident prefix),
 // the KV moves, the source is freed and the decode rank admits the request
@@ -54,10 +54,11 @@ func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
 // that does not fit waits for capacity to free. Every decode rank of a group
 // retries at the group's pass end (completePass), planned or not, and, with
 // G2, when copies finish while its worker is idle (tickIdle): a finished
-// store releases the G1 blocks it held or fenced. Decision (replay-model.md
-// §12 lists pass ends, finishes and cancellations only): without those
-// retries a reservation refused against held blocks waited forever on a
-// decode rank that had nothing else to do.
+// store releases the G1 blocks it held or fenced. Decision
+// (docs/model/pd.md ("Retrying reservations"); aisimulate retries at pass
+// ends, finishes and cancellations only): without those retries a reservation
+// refused against held blocks waited forever on a decode rank that had nothing
+// else to do.
 func (e *Engine) tryReservations(rk *Rank, t float64) {
 	q := e.pending[rk.Index]
 	for len(q) > 0 && len(rk.Running()) < rk.Cfg.MaxSequences {
@@ -99,7 +100,7 @@ func (e *Engine) tryReservations(rk *Rank, t float64) {
 
 // reserve tries to reserve rk's G1 for d's prompt: resident full prefix
 // blocks are pinned, the rest fresh, never taking capacity a store still
-// reads (replay-model.md §8.6).
+// reads (docs/model/pd.md ("Decode ranks with G2")).
 func (e *Engine) reserve(rk *Rank, d *request.Request) (hit int, ok, reject bool) {
 	bs := rk.Cfg.BlockSize
 	total := (d.PromptLen + bs - 1) / bs

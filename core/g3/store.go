@@ -1,4 +1,4 @@
-// Package g3 owns the storage tier behind G2 (replay-model.md §10): which
+// Package g3 owns the storage tier behind G2 (docs/model/g3.md): which
 // block identities a G3 store holds, its least-recently-used eviction, and
 // the timing of G2→G3 writes and G3→G2 reads over a fair-shared link.
 // A worker_local store serves one worker; a cluster_shared store serves

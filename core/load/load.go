@@ -1,7 +1,7 @@
 // Package load owns when sessions start and when their next turns become
-// ready (replay-model.md §3): closed-loop concurrency counted in sessions,
-// open-loop trace timestamps with speedup, and synthetic Poisson or
-// constant-rate arrivals.
+// ready (docs/model/traffic.md ("Load models")): closed-loop concurrency
+// counted in sessions, open-loop trace timestamps with speedup, and synthetic
+// Poisson or constant-rate arrivals.
 package load
 
 import (

@@ -16,9 +16,10 @@ func collect(out *[]start) func(int, float64) {
 	return func(s int, at float64) { *out = append(*out, start{s, at}) }
 }
 
-// TestClosed_HandsTheSlotOnAtTheSameInstant is replay-model.md §3: up to
-// concurrency sessions are active; a finishing session's slot passes to the
-// next pending session at that same instant, in session order.
+// TestClosed_HandsTheSlotOnAtTheSameInstant is
+// docs/model/traffic.md ("Load models"): up to concurrency sessions are
+// active; a finishing session's slot passes to the next pending session at
+// that same instant, in session order.
 func TestClosed_HandsTheSlotOnAtTheSameInstant(t *testing.T) {
 	d := load.NewClosed(5, 2)
 	var got []start
@@ -44,7 +45,7 @@ func TestClosed_HandsTheSlotOnAtTheSameInstant(t *testing.T) {
 }
 
 // TestTimestamps_Speedup: first arrivals and delays are divided by the
-// speedup (replay-model.md §2.3).
+// speedup (docs/model/traffic.md ("Turn timing")).
 func TestTimestamps_Speedup(t *testing.T) {
 	d := load.NewTimestamps([]float64{0, 100, 50}, 2)
 	var got []start

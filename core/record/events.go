@@ -2,7 +2,7 @@ package record
 
 import "math"
 
-// Event kinds (record.md "Event kinds").
+// Event kinds (docs/model/record.md ("Event kinds")).
 const (
 	evLookup uint8 = iota
 	evAdmit

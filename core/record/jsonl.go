@@ -8,9 +8,9 @@ import (
 	"sort"
 )
 
-// line is one passes.jsonl object. Fields beyond record.md's are what
-// Decode needs to rebuild the record exactly: the slot and entry changes of
-// the pass, and the names of blocks and requests seen for the first time.
+// line is one passes.jsonl object. Fields beyond docs/model/record.md's are
+// what Decode needs to rebuild the record exactly: the slot and entry changes
+// of the pass, and the names of blocks and requests seen for the first time.
 type line struct {
 	Pass           int         `json:"pass"`
 	Worker         int         `json:"worker"`
@@ -61,7 +61,7 @@ type g2Summary struct {
 type lineRef struct{ rank, pass int }
 
 // WriteJSONL writes passes.jsonl: one object per pass per rank, in the
-// order the passes ended (record.md).
+// order the passes ended (docs/model/record.md).
 func (r *Record) WriteJSONL(w io.Writer) error {
 	var order []lineRef
 	for ri, rl := range r.ranks {

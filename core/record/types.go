@@ -1,8 +1,8 @@
 // Package record owns the per-pass block-state record: what every G1 slot
 // and G2 entry held at every pass of every DP rank, and what happened in
-// that pass (record.md). The engine feeds a Recorder at every state change;
-// the Recorder stores a delta log with periodic checkpoints, so the state
-// at any pass is rebuilt quickly without storing a snapshot per pass.
+// that pass (docs/model/record.md). The engine feeds a Recorder at every state
+// change; the Recorder stores a delta log with periodic checkpoints, so the
+// state at any pass is rebuilt quickly without storing a snapshot per pass.
 // passes.jsonl (Record.WriteJSONL) is its exported form and Decode reads it
 // back, so the CLI's inspect/diff and the browser app share one
 // reconstruction.
@@ -26,7 +26,7 @@ const (
 )
 
 // A Block is a block identity named for people: the request and block
-// index where it was first computed (record.md "Names").
+// index where it was first computed (docs/model/record.md ("Names")).
 type Block struct {
 	Name    string // e.g. "s3t2#17"
 	Request string // "s3t2"
@@ -71,8 +71,8 @@ type Scheduled struct {
 	Prefill int    `json:"prefill"` // prompt tokens among Tokens
 }
 
-// Event is one happening inside a pass (record.md "Event kinds"). Only the
-// fields its kind uses are set.
+// Event is one happening inside a pass (docs/model/record.md ("Event kinds")).
+// Only the fields its kind uses are set.
 type Event struct {
 	Kind       string   `json:"kind"`
 	Request    string   `json:"request,omitempty"`

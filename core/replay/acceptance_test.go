@@ -18,8 +18,8 @@ import (
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// connectorRows are acceptance.md §A: restored and recomputed tokens per
-// CPU tier and connector.
+// connectorRows are docs/model/acceptance.md ("Case A: connector comparison"):
+// restored and recomputed tokens per CPU tier and connector.
 var connectorRows = []struct {
 	name                 string
 	blocks               int // 0: no host_offload
@@ -86,9 +86,10 @@ func restored(res *Result) int64 {
 	return n
 }
 
-// TestConnectorComparison is acceptance.md §A: all seven rows from the real
-// config file and the generated trace, each request also checked against
-// the reference model's per-request times and reuse.
+// TestConnectorComparison is
+// docs/model/acceptance.md ("Case A: connector comparison"): all seven rows
+// from the real config file and the generated trace, each request also checked
+// against the reference model's per-request times and reuse.
 func TestConnectorComparison(t *testing.T) {
 	open := generatedOpener(t)
 	for _, row := range connectorRows {
@@ -119,7 +120,8 @@ func refName(blocks int, connector string) string {
 }
 
 // compareReference checks every request against the independent model's
-// per-request reference (acceptance.md §A "Per-request reference runs").
+// per-request reference
+// (docs/model/acceptance.md ("Case A: connector comparison")).
 func compareReference(t *testing.T, res *Result, file string) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -160,7 +162,9 @@ func compareReference(t *testing.T, res *Result, file string) {
 	}
 }
 
-// TestNoTierHitTable is acceptance.md §A row 1's per-turn G1 hit table.
+// TestNoTierHitTable is
+// docs/model/acceptance.md ("Case A: connector comparison") row 1's per-turn
+// G1 hit table.
 func TestNoTierHitTable(t *testing.T) {
 	res := runExample(t, "connectors.yaml", connectorSets(0, ""), generatedOpener(t))
 	hits := [6][4]int{{0, 0, 0, 0}, {19, 19, 19, 19}, {27, 27, 27, 26}, {21, 18, 5, 2}, {0, 0, 0, 0}, {0, 0, 0, 0}}
@@ -177,7 +181,7 @@ func TestNoTierHitTable(t *testing.T) {
 	}
 }
 
-// TestG2Restore is acceptance.md §B.
+// TestG2Restore is docs/model/acceptance.md ("Case B: restore from G2").
 func TestG2Restore(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -222,7 +226,8 @@ func TestG2Restore(t *testing.T) {
 	}
 }
 
-// TestSharedPoolDomain is acceptance.md §B with scope cluster_shared.
+// TestSharedPoolDomain is docs/model/acceptance.md ("Case B: restore from G2")
+// with scope cluster_shared.
 func TestSharedPoolDomain(t *testing.T) {
 	res := runExample(t, "g2-restore.yaml", []string{hostOffload + ".scope=cluster_shared"}, traces.Open)
 	if d := res.Summary.Domains; len(d) != 1 || d[0].CapacityBlocks != 8 {

@@ -133,7 +133,8 @@ func randomDeployment(seed uint64) (kind, yaml string, rows []harness.Row) {
 	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
 	switch rng.IntN(4) {
 	case 0:
-		// G3 needs the default connector, one DP rank and a G2 (replay-model.md §10).
+		// G3 needs the default connector, one DP rank and a G2
+		// (docs/model/g3.md).
 		w.Connector, w.DP = "offloading_v0_24", 1
 		if w.G2 == 0 {
 			w.G2 = 1 + rng.IntN(24)
@@ -186,7 +187,7 @@ func withSessions(seed uint64, yaml string) (string, bool) {
 func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harness.Row, bool) {
 	rng := rand.New(rand.NewPCG(seed, 43))
 	if rows == nil || rng.IntN(5) != 0 || strings.Contains(yaml, "g3_offload") {
-		return yaml, rows, false // agentic replay refuses G3 (replay-model.md §1.6)
+		return yaml, rows, false // agentic replay refuses G3 (docs/model/config.md ("Agentic restrictions"))
 	}
 	out := slices.Clone(rows)
 	for i := range out {
@@ -212,7 +213,7 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 	if strings.Contains(yaml, "host_offload") {
 		// Agentic replay with a host tier takes one DP rank per worker, and
 		// several workers only as aggregated ones with private tiers
-		// (replay-model.md §1.6).
+		// (docs/model/config.md ("Agentic restrictions")).
 		yaml = regexp.MustCompile(`attention_data: \d+`).ReplaceAllString(yaml, "attention_data: 1")
 		if strings.Contains(yaml, "disaggregated") || strings.Contains(yaml, "cluster_shared") {
 			yaml = regexp.MustCompile(`replicas: \d+`).ReplaceAllString(yaml, "replicas: 1")
@@ -360,7 +361,8 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 		w.G2 = 1 + rng.IntN(24)
 	}
 	if rng.IntN(4) == 0 {
-		// The shared pool is offloading_v0_24's (connectors.md §2).
+		// The shared pool is offloading_v0_24's
+		// (docs/model/g2.md ("Configuration rules")).
 		w.Connector, w.Scope = "offloading_v0_24", "cluster_shared"
 		w.PoolD2H, w.PoolH2D = pick(0, 2, 20), pick(0, 2, 20)
 	}
@@ -417,9 +419,10 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 	}
 	// Every request ends completed or rejected, except the turns that a
 	// rejection left unissued: a rejected request ends its session
-	// (replay-model.md §3), whose later turns keep an empty status. A
-	// virtual-time cutoff may also leave requests unfinished (reported
-	// incomplete, §1.1) and rows unissued.
+	// (docs/model/traffic.md ("A rejected turn ends its session")), whose
+	// later turns keep an empty status. A virtual-time cutoff may also leave
+	// requests unfinished (reported incomplete,
+	// docs/model/traffic.md ("Stop conditions")) and rows unissued.
 	stop := cfg.Traffic.Stop
 	exact := !stop.HasMaxVirtualTime
 	rejected := map[string]bool{}
@@ -516,9 +519,10 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 // TestCompletedLoadsGoFirst: in random world 28 (a cluster_shared pool,
 // two DP ranks of 17 G1 blocks) a waiter whose G2 hit needs the capacity
 // promised to a completed load stood in front of that load's request. In
-// strict FIFO order among awake connector waiters (connectors.md §2.1) the
-// replay stalls there, and the engine says so (invariant E-1); with
-// completed loads first (scheduler.Rank.nextCandidate) it runs to the end.
+// strict FIFO order among awake connector waiters
+// (docs/model/pass.md ("Choosing the next candidate")) the replay stalls
+// there, and the engine says so (invariant E-1); with completed loads first
+// (scheduler.Rank.nextCandidate) it runs to the end.
 func TestCompletedLoadsGoFirst(t *testing.T) {
 	w, rows := randomWorld(rand.New(rand.NewPCG(28, 29)))
 	cfg, err := config.Parse("world.yaml", ".", []byte(w.YAML()), nil)

@@ -1,4 +1,4 @@
-// Package report owns what a run reports (replay-model.md §14): the
+// Package report owns what a run reports (docs/model/report.md): the
 // per-request records (requests.jsonl), the summary of prediction.json and
 // their exact JSON encoding. It computes statistics from records the engine
 // fills; it never looks at engine state.

@@ -11,8 +11,8 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
-// TestPercentileRank is replay-model.md §14.1: rank = floor((n−1)·p/100 +
-// 0.5), half rounding up.
+// TestPercentileRank is docs/model/report.md ("Percentiles"):
+// rank = floor((n−1)·p/100 + 0.5), half rounding up.
 func TestPercentileRank(t *testing.T) {
 	for _, c := range []struct {
 		n    int
@@ -144,8 +144,8 @@ func lines(b []byte) []map[string]any {
 	return out
 }
 
-// TestRequestsJSONL_Order is replay-model.md §14.3: terminal requests only,
-// in order of terminal time, ties by request id.
+// TestRequestsJSONL_Order is docs/model/report.md ("Command line"): terminal
+// requests only, in order of terminal time, ties by request id.
 func TestRequestsJSONL_Order(t *testing.T) {
 	recs := []Request{
 		rec("c", 0, 4, 5),

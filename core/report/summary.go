@@ -32,7 +32,7 @@ type Run struct {
 	Domains []Domain // shared pools only
 	G3      *G3      // nil without G3
 	// KVCR is set when a role enables kvcr; round-robin placement never
-	// produces a peer hint, so its pull counter stays 0 (replay-model.md §11).
+	// produces a peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
 	KVCR bool
 }
 
@@ -67,7 +67,7 @@ type Summary struct {
 	G3                                               *G3
 }
 
-// G3 is the storage tier's activity (replay-model.md §14.1 g3_offload).
+// G3 is the storage tier's activity (docs/model/g3.md ("Report")).
 type G3 struct {
 	LookupProbes, LookupHits, LookupPending int64
 	Read, Write                             G3Jobs
@@ -93,7 +93,8 @@ func (j *G3Jobs) Add(sub, done, cancelled, bytes int64, ms float64) {
 }
 
 // Summarize computes the summary over completed requests
-// (replay-model.md §14.1). dispatched counts the requests recorded.
+// (docs/model/report.md ("Summary keys")). dispatched counts the requests
+// recorded.
 func Summarize(recs []Request, dispatched int, run Run) Summary {
 	s := Summary{NumRequests: dispatched, CommittedPrefillTokens: run.CommittedPrefillTokens,
 		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR, G3: run.G3}

@@ -1,9 +1,10 @@
 // Package scheduler owns the vLLM scheduler pass of one DP rank
-// (replay-model.md §6, connectors.md §2): the running list, the waiting and
+// (docs/model/pass.md): the running list, the waiting and
 // connector-waiting queues, chunked prefill, LIFO recompute preemption, the
 // admission test, and the fixed pass-timing rule. It calls the G2 connector
-// only through the hooks of package connector, at the points connectors.md
-// §2.1 names, so the connector profiles plug in without touching this code.
+// only through the hooks of package connector, at the points
+// docs/model/g2.md ("The hooks") names, so the connector profiles plug in
+// without touching this code.
 //
 // A pass is computed entirely at its start time, as aisimulate does: the
 // rank's state afterwards is the state "during" the pass, and nothing else
@@ -154,7 +155,7 @@ func HeldBlocks(r *request.Request) int { return len(r.Slots) }
 
 // Runnable reports whether a pass would have something to consider: a
 // running or waiting request, an awake connector waiter, or prepared copies
-// that only a boundary submits (connectors.md §2.1 step 7).
+// that only a boundary submits (docs/model/g2.md ("Engine boundary")).
 func (k *Rank) Runnable() bool {
 	return len(k.running) > 0 || k.waiting.len() > 0 || k.awake > 0 ||
 		(k.Host != nil && k.Host.HasUnsubmitted())
@@ -172,7 +173,8 @@ func (k *Rank) Running() []*request.Request { return k.running }
 func (k *Rank) NumWaiting() int { return k.waiting.len() + len(k.connWaiting) }
 
 // WakeSleepers wakes every sleeping connector waiter (any transfer
-// completion on the rank does, replay-model.md §5).
+// completion on the rank does,
+// docs/model/engine.md ("Runnable ranks and sleeping waiters")).
 func (k *Rank) WakeSleepers() {
 	for _, r := range k.connWaiting {
 		r.Asleep = false

@@ -21,7 +21,9 @@ import (
 
 // DefaultConfig names the built-in example (in package traces) that a
 // sweep uses when no config is given, and DefaultVary is its grid: the
-// acceptance.md §A connector comparison over eight G2 sizes.
+// connector comparison of
+// docs/model/acceptance.md ("Case A: connector comparison") over eight G2
+// sizes.
 const DefaultConfig = "connectors.yaml"
 
 // DefaultVary is the default sweep's --vary arguments.

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// This file reads the agentic_mooncake format (replay-model.md §1.1,
-// §13): the legacy flat rows of aisimulate's load_agentic_mooncake
+// This file reads the agentic_mooncake format
+// (docs/model/config.md ("Traffic settings") and docs/model/agentic.md): the
+// legacy flat rows of aisimulate's load_agentic_mooncake
 // (crates/core/src/replay/loadgen/trace.rs, LegacyAgenticMooncakeRow). The
 // versioned graph format with a schema header is not supported.
 //
@@ -41,14 +42,14 @@ import (
 // Timing. A root (a row without wait_for) arrives at its timestamp (absent
 // = 0); after reading, the minimum root arrival of the whole file is
 // subtracted from every root so the earliest is 0 (as for mooncake first
-// turns, §2.3), and Session.ArrivalMs is the play's minimum root arrival.
-// A root with a nonzero delay is an error (like a mooncake first turn); a
-// root's tool_wait_ms is checked and then ignored (aisimulate adds it to
-// dependency delays only, and a root has none), so roots have DelayMs and
-// ToolWaitMs 0. A non-root row's timestamp is accepted and ignored (its
-// arrival follows from its dependencies; aisimulate sets not_before 0);
-// its DelayMs is delay or delay_ms (default 0) and its ToolWaitMs is
-// tool_wait_ms (default 0). Non-root turns have ArrivalMs 0.
+// turns, docs/model/traffic.md ("Turn timing")), and Session.ArrivalMs is the
+// play's minimum root arrival. A root with a nonzero delay is an error (like a
+// mooncake first turn); a root's tool_wait_ms is checked and then ignored
+// (aisimulate adds it to dependency delays only, and a root has none), so
+// roots have DelayMs and ToolWaitMs 0. A non-root row's timestamp is accepted
+// and ignored (its arrival follows from its dependencies; aisimulate sets
+// not_before 0); its DelayMs is delay or delay_ms (default 0) and its
+// ToolWaitMs is tool_wait_ms (default 0). Non-root turns have ArrivalMs 0.
 //
 // Errors, besides the mooncake row errors, each at the line and column of
 // the offending value: missing or blank request_id; a duplicate request_id

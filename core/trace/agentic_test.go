@@ -314,10 +314,11 @@ func TestReadMooncakeIgnoresAgenticKeys(t *testing.T) {
 	}
 }
 
-// TestReadAgenticG2Restore reads the acceptance.md §C example as one play:
-// a chain seed → pressure → restore → finish, each waiting 98 ms after its
-// predecessor completes (2 ms in the §B engine setup), so they start at 0,
-// 100, 200 and 300 ms; restore repeats seed's prefix.
+// TestReadAgenticG2Restore reads the
+// docs/model/acceptance.md ("Case C: agentic workers with private G2") example
+// as one play: a chain seed → pressure → restore → finish, each waiting 98 ms
+// after its predecessor completes (2 ms in the §B engine setup), so they start
+// at 0, 100, 200 and 300 ms; restore repeats seed's prefix.
 func TestReadAgenticG2Restore(t *testing.T) {
 	data, err := os.ReadFile("testdata/agentic-g2-restore.jsonl")
 	if err != nil {

@@ -36,9 +36,10 @@ type Options struct {
 	BlockSize int
 }
 
-// Read parses a mooncake or mooncake-delta JSONL trace (replay-model.md
-// §2), or an agentic_mooncake trace (§13; its own rules are listed at the
-// top of agentic.go), into a Workload.
+// Read parses a mooncake or mooncake-delta JSONL trace
+// (docs/model/traffic.md), or an agentic_mooncake trace
+// (docs/model/agentic.md; its own rules are listed at the top of agentic.go),
+// into a Workload.
 //
 // Rules, with their source (see docs/traces.md for the full list):
 //   - One JSON object per line; lines that are empty or only whitespace
@@ -59,9 +60,9 @@ type Options struct {
 //     recent earlier timestamp of its session (rows without a timestamp do
 //     not reset it) and is an error when there is none.
 //   - Arrivals: turn 0's timestamp (absent = 0) minus the minimum over all
-//     sessions (replay-model.md §2.3; aisimulate's normalize_session_starts
-//     ignores absent timestamps when taking the minimum, but the spec's
-//     published examples need absent = 0).
+//     sessions (docs/model/traffic.md ("Turn timing"); aisimulate's
+//     normalize_session_starts ignores absent timestamps when taking the
+//     minimum, but the published examples need absent = 0: a Decision).
 //   - A row with input_length 0 or empty hash_ids is accepted: aisimulate's
 //     predict path (new_trace / new_concurrency) does not run the stricter
 //     Trace::validate.

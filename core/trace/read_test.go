@@ -169,8 +169,8 @@ func TestReadTimestampDelays(t *testing.T) {
 	}
 }
 
-// TestReadArrivalNormalisation is acceptance.md §D: arrivals listed
-// sorted.
+// TestReadArrivalNormalisation is
+// docs/model/acceptance.md ("Case D: smaller checks"): arrivals listed sorted.
 func TestReadArrivalNormalisation(t *testing.T) {
 	cases := []struct {
 		ts   [2]string
@@ -264,7 +264,7 @@ func TestReadDeltaSessions(t *testing.T) {
 		}
 	}
 	if total != 27648 {
-		t.Errorf("total prompt tokens %d, want 27,648 (acceptance.md §A)", total)
+		t.Errorf("total prompt tokens %d, want 27,648 (acceptance case A)", total)
 	}
 }
 

@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// SyntheticSpec is traffic.source of type synthetic (replay-model.md §1.1).
+// SyntheticSpec is traffic.source of type synthetic
+// (docs/model/config.md ("Traffic settings")).
 type SyntheticSpec struct {
 	InputTokens        int
 	OutputTokens       int
@@ -73,7 +74,7 @@ func Synthetic(s SyntheticSpec) *Workload {
 }
 
 // SessionSpec is traffic.source of type synthetic-session
-// (replay-model.md §1.1).
+// (docs/model/config.md ("Traffic settings")).
 type SessionSpec struct {
 	NewInputTokensPerTurn int
 	OutputTokensPerTurn   int
@@ -87,8 +88,9 @@ type SessionSpec struct {
 
 // SyntheticSessions builds Sessions sessions of Turns turns each, with
 // Accumulate set: a turn's prompt is the previous prompt, the previous
-// output and NewInputTokensPerTurn new tokens (replay-model.md §2.4; new 8,
-// output 2, 3 turns gives prompts of 8, 18 and 28 tokens).
+// output and NewInputTokensPerTurn new tokens
+// (docs/model/traffic.md ("Prompt construction"); new 8, output 2, 3 turns
+// gives prompts of 8, 18 and 28 tokens).
 //
 // Each turn's new tokens follow aisimulate's Trace::synthetic (trace.rs),
 // which aisimulate's predict path calls with the engine block size,

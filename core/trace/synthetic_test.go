@@ -109,8 +109,9 @@ func TestSyntheticUnalignedPrefixAndEdges(t *testing.T) {
 	}
 }
 
-// TestSyntheticSessionsCumulative is acceptance.md §D: new 8, output 2,
-// three turns ⇒ prompts of 8, 18 and 28 tokens.
+// TestSyntheticSessionsCumulative is
+// docs/model/acceptance.md ("Case D: smaller checks"): new 8, output 2, three
+// turns ⇒ prompts of 8, 18 and 28 tokens.
 func TestSyntheticSessionsCumulative(t *testing.T) {
 	w := SyntheticSessions(SessionSpec{NewInputTokensPerTurn: 8, OutputTokensPerTurn: 2, Turns: 3, Sessions: 2, EngineBlockSize: 4, InterTurnDelayMs: 5})
 	if !w.Accumulate || w.Rows != 6 || len(w.Sessions) != 2 {

@@ -14,12 +14,12 @@ const (
 )
 
 // A FairShare is a bandwidth pool shared by several ranks
-// (replay-model.md §8.5, cluster_shared). A job submitted at t moves no
-// bytes before max(t + latency, the pool's clock); while moving, its rate is
-// min(rank_bw / rank_jobs, pool_bw / pool_jobs) for its direction, where the
-// counts are the moving jobs of its rank and of the pool in that direction.
-// Shares an idle rank leaves are not redistributed. Rates change only at a
-// first byte, a completion or a cancellation.
+// (docs/model/transfers.md ("Fair-shared pools")). A job submitted at t moves
+// no bytes before max(t + latency, the pool's clock); while moving, its rate
+// is min(rank_bw / rank_jobs, pool_bw / pool_jobs) for its direction, where
+// the counts are the moving jobs of its rank and of the pool in that
+// direction. Shares an idle rank leaves are not redistributed. Rates change
+// only at a first byte, a completion or a cancellation.
 type FairShare struct {
 	PoolGBps [2]float64 // per direction, 0 = unlimited
 	clock    float64

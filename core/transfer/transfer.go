@@ -1,6 +1,6 @@
 // Package transfer owns the timing of KV copies between tiers: private FIFO
 // lanes (one per direction per DP rank) and fair-shared pools
-// (replay-model.md §8.5, connectors.md §3.2). It computes when bytes start
+// (docs/model/transfers.md). It computes when bytes start
 // and finish moving; what a completed copy means is the caller's business.
 //
 // Units: time in virtual milliseconds, bandwidth in decimal GB/s, so

@@ -11,8 +11,9 @@ const mb = 1_000_000 // bytes; 1 GB/s moves one MB per ms
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-// TestLane_TwoStoresFinishOneDurationApart is replay-model.md §8.5: two 1 MB
-// stores at 1 GB/s submitted together finish at +1 and +2 ms.
+// TestLane_TwoStoresFinishOneDurationApart is
+// docs/model/transfers.md ("Private lanes"): two 1 MB stores at 1 GB/s
+// submitted together finish at +1 and +2 ms.
 func TestLane_TwoStoresFinishOneDurationApart(t *testing.T) {
 	l := transfer.Lane{BandwidthGBps: 1}
 	s1, e1 := l.Submit(mb, 10)
@@ -96,9 +97,10 @@ func finishTimes(t *testing.T, f *transfer.FairShare) map[int64]float64 {
 	return out
 }
 
-// TestFairShare_FourRanksGet20GBps is acceptance.md §D: four ranks at
-// 32 GB/s under an 80 GB/s pool each move at 20 GB/s, so 20 MB take 1 ms
-// (0.625 ms at the full link rate).
+// TestFairShare_FourRanksGet20GBps is
+// docs/model/acceptance.md ("Case D: smaller checks"): four ranks at 32 GB/s
+// under an 80 GB/s pool each move at 20 GB/s, so 20 MB take 1 ms (0.625 ms at
+// the full link rate).
 func TestFairShare_FourRanksGet20GBps(t *testing.T) {
 	f := pool()
 	for r := range 4 {

@@ -19,7 +19,8 @@ import (
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// aRow is acceptance.md §A's row "2048 blocks, simple_cpu_v0_32".
+// aRow is docs/model/acceptance.md ("Case A: connector comparison")'s row
+// "2048 blocks, simple_cpu_v0_32".
 var aRow = []string{hostOffload + ".num_host_blocks=2048", hostOffload + ".connector=simple_cpu_v0_32"}
 
 func example(t testing.TB, name string) string {
