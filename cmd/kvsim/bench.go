@@ -81,7 +81,7 @@ engine:
 `
 }
 
-var connectorProfiles = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
+var connectorProfiles = config.Connectors
 
 // benchRun is one timed child run.
 type benchRun struct {

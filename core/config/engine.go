@@ -308,7 +308,7 @@ func (d *decoder) hostOffload(m *mapping) *HostOffload {
 	// aisimulate, a dp_rank_local G2 accepts and ignores them.
 	ho.SharedD2HBandwidthGBps = m.float("shared_d2h_bandwidth_gbps", 80, nonNegNum)
 	ho.SharedH2DBandwidthGBps = m.float("shared_h2d_bandwidth_gbps", 80, nonNegNum)
-	ho.Connector = m.enum("connector", ConnectorOffloadingV024, ConnectorOffloadingV024, ConnectorOffloadingV032, ConnectorSimpleCPUV032)
+	ho.Connector = m.enum("connector", ConnectorOffloadingV024, Connectors...)
 	return ho
 }
 

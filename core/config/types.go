@@ -196,12 +196,17 @@ const (
 	ScopeWorkerLocal   = "worker_local" // G3 only
 )
 
-// Connector profiles.
+// Connector profiles (docs/model/g2.md, "The rules table").
 const (
 	ConnectorOffloadingV024 = "offloading_v0_24"
 	ConnectorOffloadingV032 = "offloading_v0_32"
 	ConnectorSimpleCPUV032  = "simple_cpu_v0_32"
 )
+
+// Connectors lists the connector profiles in table order: the one list
+// the config's validation, the rules table, sweeps, the CLI and the page
+// share.
+var Connectors = []string{ConnectorOffloadingV024, ConnectorOffloadingV032, ConnectorSimpleCPUV032}
 
 // HostOffload is the G2 (host memory) tier.
 type HostOffload struct {

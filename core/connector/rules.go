@@ -3,7 +3,8 @@
 // start_load, on_admitted, observe_completed_blocks, finish_request,
 // preempt_request, plus G1 source protection and transfer completion). The
 // scheduler calls the hooks at fixed points of its pass and never looks at a
-// profile name; nothing outside this package reads a Rules field.
+// profile name. Outside this package only the engine reads one Rules field:
+// Eviction, to build each G2 tier with its profile's eviction policy.
 //
 // A Domain is one G2 tier with its transfer timing: private FIFO lanes for a
 // dp_rank_local tier, or a fair-shared pool for a cluster_shared one. An
@@ -12,7 +13,9 @@ package connector
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/g2"
 )
 
@@ -84,9 +87,9 @@ type Rules struct {
 
 // Profile names (the config's host_offload.connector values).
 const (
-	OffloadingV024 = "offloading_v0_24"
-	OffloadingV032 = "offloading_v0_32"
-	SimpleCPUV032  = "simple_cpu_v0_32"
+	OffloadingV024 = config.ConnectorOffloadingV024
+	OffloadingV032 = config.ConnectorOffloadingV032
+	SimpleCPUV032  = config.ConnectorSimpleCPUV032
 )
 
 // profiles is the rules table of docs/model/g2.md ("The rules table").
@@ -130,4 +133,4 @@ func Profile(name string) (Rules, error) {
 }
 
 // ProfileNames lists the profiles in table order.
-func ProfileNames() []string { return []string{OffloadingV024, OffloadingV032, SimpleCPUV032} }
+func ProfileNames() []string { return slices.Clone(config.Connectors) }

@@ -41,7 +41,10 @@ import (
 	"github.com/kvsim/kvsim/core/transfer"
 )
 
-// Options tune a run without changing its results.
+// Options tune a run. Check, Progress, Observer, WakeForEveryCompletion and
+// FullStoreHook never change its results (tests compare reports both
+// ways); MaxPasses may stop it; Rules and FIFOWaiters change its results on
+// purpose: tests use them to switch one rule and show what it decides.
 type Options struct {
 	// Check runs the invariant checker after every pass (tests).
 	Check bool
@@ -404,7 +407,8 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 	return nil
 }
 
-// Records returns the per-request records (request ids, sessions).
+// RequestRecords returns every request's report record, in request order
+// (the per-pass record names requests and sessions from them).
 func (e *Engine) RequestRecords() []report.Request { return e.Records }
 
 // Ranks returns every DP rank in global order.
@@ -593,7 +597,7 @@ func (e *Engine) settle() {
 		for _, st := range e.g3Stores {
 			jobs := st.Advance(now)
 			for _, j := range jobs {
-				j.Owner.(*connector.Adapter).G3Completed(j)
+				j.Owner.G3Completed(j)
 				changed = true
 			}
 			if len(jobs) > 0 {

@@ -13,7 +13,10 @@
 // before an idle cached copy is evicted.
 package g1
 
-import "github.com/kvsim/kvsim/core/identity"
+import (
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/internal/index"
+)
 
 // Slot states.
 const (
@@ -22,7 +25,7 @@ const (
 	Cached               // has an identity
 )
 
-const nilSlot int32 = -1
+const nilSlot = index.None
 
 type slot struct {
 	state    uint8
@@ -90,22 +93,7 @@ func (p *Pool) SetObserver(o Observer) { p.obs = o }
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (p *Pool) SizeIndex(n int) {
-	p.first, p.last = growIndex(p.first, n), growIndex(p.last, n)
-}
-
-// growIndex returns index extended to n entries with nilSlot, in one
-// allocation (appending one at a time regrows a large slice by 1.25× each
-// time: about five times its final size allocated).
-func growIndex(index []int32, n int) []int32 {
-	if n <= len(index) {
-		return index
-	}
-	grown := make([]int32, n)
-	copy(grown, index)
-	for i := len(index); i < n; i++ {
-		grown[i] = nilSlot
-	}
-	return grown
+	p.first, p.last = index.Grow(p.first, n), index.Grow(p.last, n)
 }
 
 // For says which request (global index) the following allocations,

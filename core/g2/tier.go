@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/internal/index"
 )
 
 // Policy selects the eviction order (docs/model/g2.md ("Eviction policies")).
@@ -51,7 +52,7 @@ const (
 	Resident       // readable
 )
 
-const nilEntry int32 = -1
+const nilEntry = index.None
 
 type entry struct {
 	id   identity.ID
@@ -116,22 +117,7 @@ func NewTier(capacity int, policy Policy) *Tier {
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (t *Tier) SizeIndex(n int) {
-	t.index = growIndex(t.index, n)
-}
-
-// growIndex returns index extended to n entries with nilEntry, in one
-// allocation (appending one at a time regrows a large slice by 1.25× each
-// time: five times its final size allocated for a 2.4 MB index).
-func growIndex(index []int32, n int) []int32 {
-	if n <= len(index) {
-		return index
-	}
-	grown := make([]int32, n)
-	copy(grown, index)
-	for i := len(index); i < n; i++ {
-		grown[i] = nilEntry
-	}
-	return grown
+	t.index = index.Grow(t.index, n)
 }
 
 // SetObserver installs o (nil removes it).
@@ -503,7 +489,7 @@ func (t *Tier) addPending(e int32, id identity.ID) {
 	en.pending, en.inList, en.added = true, false, t.addSeq
 	t.addSeq++
 	if int(id) >= len(t.index) {
-		t.index = growIndex(t.index, max(int(id)+1, 2*len(t.index)))
+		t.index = index.Grow(t.index, max(int(id)+1, 2*len(t.index)))
 	}
 	t.index[id] = e
 	t.n++

@@ -69,8 +69,14 @@ type Job struct {
 	Keys   []identity.ID
 	Submit float64
 	Done   float64
-	// Owner is the caller's tag (the connector's staging or store record).
-	Owner any
+	// Owner submitted the job and is told when it completes.
+	Owner Owner
+}
+
+// An Owner submits jobs and applies them when they complete (a DP rank's
+// connector adapter).
+type Owner interface {
+	G3Completed(j *Job)
 }
 
 // A Store is one G3 tier.
@@ -117,7 +123,7 @@ func (s *Store) Contains(key identity.ID) bool { _, ok := s.entries[key]; return
 // SubmitWrite writes the keys the store lacks, evicting least-recently-used
 // entries not in transfer; keys that do not fit are skipped. It returns the
 // job, or nil when nothing needs writing.
-func (s *Store) SubmitWrite(worker int, keys []identity.ID, now float64, link Link, owner any) *Job {
+func (s *Store) SubmitWrite(worker int, keys []identity.ID, now float64, link Link, owner Owner) *Job {
 	var take []identity.ID
 	for _, k := range keys {
 		if _, ok := s.entries[k]; ok {
@@ -138,7 +144,7 @@ func (s *Store) SubmitWrite(worker int, keys []identity.ID, now float64, link Li
 
 // SubmitRead reads resident keys for worker (they stay busy until the job
 // completes), touching them as most recently used.
-func (s *Store) SubmitRead(worker int, keys []identity.ID, now float64, link Link, owner any) *Job {
+func (s *Store) SubmitRead(worker int, keys []identity.ID, now float64, link Link, owner Owner) *Job {
 	for _, k := range keys {
 		e := s.entries[k]
 		e.busy++
@@ -150,7 +156,7 @@ func (s *Store) SubmitRead(worker int, keys []identity.ID, now float64, link Lin
 	return s.submit(Read, worker, append([]identity.ID(nil), keys...), now, link.ReadGBps, link.LatencyToFirstByteMs, owner)
 }
 
-func (s *Store) submit(dir Direction, worker int, keys []identity.ID, now, gbps, latency float64, owner any) *Job {
+func (s *Store) submit(dir Direction, worker int, keys []identity.ID, now, gbps, latency float64, owner Owner) *Job {
 	s.nextJob++
 	j := &Job{ID: s.nextJob, Dir: dir, Worker: worker, Keys: keys, Submit: now, Owner: owner}
 	s.jobs[j.ID] = j

@@ -29,7 +29,7 @@ const DefaultConfig = "connectors.yaml"
 // DefaultVary is the default sweep's --vary arguments.
 var DefaultVary = []string{
 	"host_offload.num_host_blocks=64,128,192,256,384,512,1024,2048",
-	"connector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32",
+	"connector=" + strings.Join(config.Connectors, ","),
 }
 
 // A Spec is what a sweep is asked to do.

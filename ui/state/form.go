@@ -48,7 +48,7 @@ const (
 )
 
 // Connectors lists the three G2 connector profiles in display order.
-var Connectors = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
+var Connectors = config.Connectors
 
 // ConnectorLabel is a profile's short label.
 func ConnectorLabel(c string) string {
