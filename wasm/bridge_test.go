@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/replay/replaytest"
 	"github.com/kvsim/kvsim/traces"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
@@ -237,12 +238,7 @@ func mustRead(t *testing.T, name string) []byte {
 // worker/api/limits_test.go).
 func TestOversizedJobsAreRefused(t *testing.T) {
 	conn := mustRead(t, "connectors.yaml")
-	for name, sets := range map[string][]string{
-		"G1 of 10,000,000 blocks": {"engine.workers.aggregated.kv_cache.capacity.blocks=10000000"},
-		"10^9 synthetic sessions": {
-			"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 500, output_tokens_per_turn: 50, session: {turns: 8}}",
-			"traffic.stop={sessions: 1000000000}"},
-	} {
+	for name, sets := range replaytest.Oversized {
 		t.Run(name, func(t *testing.T) {
 			want := replay.Check(replay.Job{Name: "config.yaml", Config: conn, Sets: sets})
 			if want == nil {

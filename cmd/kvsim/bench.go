@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/trace"
 )
 
@@ -135,10 +136,10 @@ func runBench(e *env, args []string) error {
 		if name == "" {
 			name = config.ConnectorOffloadingV024 + " (default)"
 		}
-		tier = fmt.Sprintf("host offload %s blocks, %s", groupInt(int64(hostBlocks)), name)
+		tier = fmt.Sprintf("host offload %s blocks, %s", numfmt.Thousands(int64(hostBlocks)), name)
 	}
 	fmt.Fprintf(e.stderr, "kvsim bench: %s sessions × %d turns = %s requests, %s; %d runs\n",
-		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier, runs)
+		numfmt.Thousands(int64(sessions)), trace.ConnectorsTraceDefault().Turns, numfmt.Thousands(int64(requests)), tier, runs)
 
 	// With a tier, every run is paired with a run without one, in
 	// alternating order: the machine's speed drifts more between separate
@@ -223,7 +224,7 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 		t.add("run", "wall s", "requests/s")
 	}
 	for i, r := range results {
-		row := []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", r.wall.Seconds()), groupInt(int64(float64(requests) / r.wall.Seconds()))}
+		row := []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", r.wall.Seconds()), numfmt.Thousands(int64(float64(requests) / r.wall.Seconds()))}
 		if len(base) > 0 {
 			row = append(row, fmt.Sprintf("%.3f", base[i].wall.Seconds()))
 		}
@@ -234,13 +235,13 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 	st := mid.stats
 	t.add("")
 	t.add("median wall time s", fmt.Sprintf("%.3f", sec))
-	t.add("simulated requests/s", groupInt(int64(float64(requests)/sec)))
-	t.add("passes", groupInt(st.Passes))
-	t.add("passes/s", groupInt(int64(float64(st.Passes)/sec)))
-	t.add("ns per simulated request", groupInt(int64(sec*1e9/float64(requests))))
-	t.add("heap allocations", groupInt(int64(st.Mallocs)))
+	t.add("simulated requests/s", numfmt.Thousands(int64(float64(requests)/sec)))
+	t.add("passes", numfmt.Thousands(st.Passes))
+	t.add("passes/s", numfmt.Thousands(int64(float64(st.Passes)/sec)))
+	t.add("ns per simulated request", numfmt.Thousands(int64(sec*1e9/float64(requests))))
+	t.add("heap allocations", numfmt.Thousands(int64(st.Mallocs)))
 	t.add("heap allocations per request", fmt.Sprintf("%.2f", float64(st.Mallocs)/float64(requests)))
-	t.add("heap bytes allocated", groupInt(int64(st.TotalAlloc)))
+	t.add("heap bytes allocated", numfmt.Thousands(int64(st.TotalAlloc)))
 	if len(base) > 0 {
 		baseWall, _ := medianRun(base)
 		var sum, sumBase time.Duration
@@ -253,7 +254,7 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 		t.add("× no host offload (sums)", fmt.Sprintf("%.3f", sum.Seconds()/sumBase.Seconds()))
 	}
 	fmt.Fprintf(e.stdout, "kvsim bench (docs/model/acceptance.md, case E): %s sessions × %d turns = %s requests, %s\n",
-		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier)
+		numfmt.Thousands(int64(sessions)), trace.ConnectorsTraceDefault().Turns, numfmt.Thousands(int64(requests)), tier)
 	fmt.Fprintf(e.stdout, "%s %s/%s, GOMAXPROCS %d, %d CPUs, median of %d runs\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), len(results))
 	return t.write(e.stdout)

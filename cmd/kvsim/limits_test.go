@@ -5,20 +5,11 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/replay/replaytest"
 	"github.com/kvsim/kvsim/traces"
 )
 
-// oversized are jobs over replay.DefaultLimits, as --set overrides of the
-// §A config: the page and the worker API refuse the same ones with the same
-// message (wasm/bridge_test.go, worker/api/limits_test.go).
-var oversized = map[string][]string{
-	"G1 of 10,000,000 blocks": {"engine.workers.aggregated.kv_cache.capacity.blocks=10000000"},
-	"10^9 synthetic sessions": {
-		"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 500, output_tokens_per_turn: 50, session: {turns: 8}}",
-		"traffic.stop={sessions: 1000000000}"},
-}
-
-// TestOversizedJobsAreRefused: predict refuses them before running, with
+// TestOversizedJobsAreRefused: predict refuses replaytest.Oversized before running, with
 // core/replay's message after "kvsim: ", and exit status 1.
 func TestOversizedJobsAreRefused(t *testing.T) {
 	data, err := traces.Read("connectors.yaml")
@@ -26,7 +17,7 @@ func TestOversizedJobsAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	const path = "../../traces/connectors.yaml"
-	for name, sets := range oversized {
+	for name, sets := range replaytest.Oversized {
 		t.Run(name, func(t *testing.T) {
 			want := replay.Check(replay.Job{Name: path, Config: data, Sets: sets})
 			if want == nil {

@@ -6,24 +6,15 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/replay/replaytest"
 )
-
-// oversized are jobs over replay.DefaultLimits, as --set overrides of the
-// §A config: the CLI and the page refuse the same ones with the same
-// message (cmd/kvsim/limits_test.go, wasm/bridge_test.go).
-var oversized = map[string][]string{
-	"G1 of 10,000,000 blocks": {"engine.workers.aggregated.kv_cache.capacity.blocks=10000000"},
-	"10^9 synthetic sessions": {
-		"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 500, output_tokens_per_turn: 50, session: {turns: 8}}",
-		"traffic.stop={sessions: 1000000000}"},
-}
 
 // TestOversizedJobsAreRefused: POST /api/replay and the listing of a sweep
 // over them answer 422 with core/replay's message for the default limits,
 // although the worker's own limits are tighter.
 func TestOversizedJobsAreRefused(t *testing.T) {
 	h := Handler()
-	for name, sets := range oversized {
+	for name, sets := range replaytest.Oversized {
 		t.Run(name, func(t *testing.T) {
 			want := replay.Check(replay.Job{Name: "connectors.yaml", Config: []byte(example(t, "connectors.yaml")), Sets: sets})
 			if want == nil {
