@@ -180,7 +180,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
-		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
+		e.cutoff = float64(cfg.Traffic.Stop.MaxVirtualTimeMs)
 	}
 	// Size every per-request buffer up front from the workload, so that the
 	// steady state allocates nothing per pass (acceptance.md §E).
@@ -326,7 +326,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		Role: kind, BlockSize: kv.BlockSize, Capacity: kv.CapacityBlocks,
 		MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
-		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
+		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: float64(role.Timing.PrefillMs), DecodeMs: float64(role.Timing.DecodeMs),
 		FIFOWaiters: e.opts.FIFOWaiters,
 	}
 	var rules connector.Rules
@@ -384,12 +384,12 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 				dom.Tier.SizeIndex(e.blockEstimate)
 				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
 					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
-						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})
+						LatencyToFirstByteMs: float64(ho.LatencyToFirstByteMs)})
 				rk.Host.FullStoreHook = e.opts.FullStoreHook
 				if g3Store != nil {
 					g := kv.G3Offload
 					rk.Host.SetG3(g3Store, wk.index, g3.Link{ReadGBps: g.ReadBandwidthGBps, WriteGBps: g.WriteBandwidthGBps,
-						LatencyToFirstByteMs: g.LatencyToFirstByteMs})
+						LatencyToFirstByteMs: float64(g.LatencyToFirstByteMs)})
 				}
 			}
 			wk.ranks = append(wk.ranks, rk)

@@ -432,7 +432,7 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 		t.Errorf("%d records for %d rows", len(res.Records), len(rows))
 	}
 	for _, r := range res.Records {
-		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > stop.MaxVirtualTimeMs {
+		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > float64(stop.MaxVirtualTimeMs) {
 			// A soft cutoff processes the events at the cutoff and none after.
 			t.Errorf("%s ended at %v ms, after the %v ms cutoff", r.RequestID, r.TerminalMs, stop.MaxVirtualTimeMs)
 		}
