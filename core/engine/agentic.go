@@ -62,7 +62,7 @@ func (e *Engine) startPlay(s int, at float64) {
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
 		if len(tu.Deps) == 0 {
-			e.arrivals.push(arrival{at: at + e.driver.Delay(tu.ArrivalMs-ws.ArrivalMs), session: int32(s), turn: int32(t)})
+			e.arrivals.push(arrival{at: at + e.driver.Delay(float64(tu.ArrivalMs-ws.ArrivalMs)), session: int32(s), turn: int32(t)})
 		}
 	}
 }
@@ -80,7 +80,7 @@ func (e *Engine) agenticDone(r *request.Request, at float64, completed bool) {
 			a.readyAt[d] = max(a.readyAt[d], at)
 			if a.waiting[d] == 0 {
 				tu := &e.wl.Sessions[s].Turns[int(d)-first]
-				e.arrivals.push(arrival{at: a.readyAt[d] + e.driver.Delay(tu.DelayMs+tu.ToolWaitMs),
+				e.arrivals.push(arrival{at: a.readyAt[d] + e.driver.Delay(float64(tu.DelayMs+tu.ToolWaitMs)),
 					session: int32(s), turn: d - int32(first)})
 			}
 		}

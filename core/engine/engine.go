@@ -301,7 +301,7 @@ func (e *Engine) newDriver() *load.Driver {
 	case config.LoadTraceTimestamps:
 		a := make([]float64, n)
 		for i := range e.wl.Sessions {
-			a[i] = e.wl.Sessions[i].ArrivalMs
+			a[i] = float64(e.wl.Sessions[i].ArrivalMs)
 		}
 		return load.NewTimestamps(a, l.Speedup)
 	case config.LoadPoisson:
@@ -836,7 +836,7 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 	r.Tokens = nil
 	next := int(r.Turn) + 1
 	if completed && next < len(ws.Turns) {
-		e.arrivals.push(arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
+		e.arrivals.push(arrival{at: at + e.driver.Delay(float64(ws.Turns[next].DelayMs)), session: r.Session, turn: int32(next)})
 		return
 	}
 	// A rejected turn ends its session (replay-model.md §3 Decision).

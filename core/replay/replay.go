@@ -31,7 +31,7 @@ func Workload(cfg *config.Config, open Opener) (*trace.Workload, error) {
 		return trace.SyntheticSessions(trace.SessionSpec{NewInputTokensPerTurn: src.NewInputTokensPerTurn,
 			OutputTokensPerTurn: src.OutputTokensPerTurn, Turns: src.Session.Turns, Sessions: cfg.Traffic.Stop.Sessions,
 			PrefixGroups: src.Session.PrefixGroups, EngineBlockSize: bs, SharedPrefixRatio: src.Session.SharedPrefixRatio,
-			InterTurnDelayMs: float64(src.Session.InterTurnDelayMs)}), nil
+			InterTurnDelayMs: src.Session.InterTurnDelayMs}), nil
 	case config.SourceTrace:
 		if open == nil {
 			return nil, fmt.Errorf("traffic.source.paths: this front end cannot open trace files")
