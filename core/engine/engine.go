@@ -37,6 +37,7 @@ import (
 	"github.com/kvsim/kvsim/core/scheduler"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Options tune a run without changing its results.
@@ -483,7 +484,7 @@ func (e *Engine) stalled() error {
 	}
 	var ids []string
 	for i := range e.Records {
-		if rec := &e.Records[i]; !math.IsNaN(rec.DispatchedMs) && rec.Status == "" && len(ids) < 3 {
+		if rec := &e.Records[i]; rec.DispatchedMs.IsSet() && rec.Status == "" && len(ids) < 3 {
 			ids = append(ids, rec.RequestID)
 		}
 	}
@@ -764,16 +765,16 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 			// Decode admissions show the decode rank's reused prefix; the
 			// request's reuse stays the prefill pool's (§14.1 Decision).
 			reused = rec.DecodeReused
-			if math.IsNaN(rec.DecodeAdmitMs) {
-				rec.DecodeAdmitMs = a.At
+			if !rec.DecodeAdmitMs.IsSet() {
+				rec.DecodeAdmitMs = vtime.Time(a.At)
 			}
 		} else {
 			if a.First {
-				rec.FirstAdmitMs = a.At
+				rec.FirstAdmitMs = vtime.Time(a.At)
 				rec.FirstReused = a.Reused
 				rec.FirstG1, rec.FirstHost, rec.HasHost = a.G1, a.Host, a.HasHost
 				if e.pd {
-					rec.PrefillAdmitMs = a.At
+					rec.PrefillAdmitMs = vtime.Time(a.At)
 				}
 			}
 			rec.Reused = a.Reused
@@ -789,7 +790,7 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 		}
 		rec.Admissions = append(rec.Admissions, report.Admission{
 			Ordinal: len(rec.Admissions) + 1, PoolOrdinal: poolOrd, Pool: pool,
-			AtMs: a.At, Reused: reused, G1: a.G1, Host: a.Host, HasHost: a.HasHost, Readmission: a.Readmission})
+			AtMs: vtime.Time(a.At), Reused: reused, G1: a.G1, Host: a.Host, HasHost: a.HasHost, Readmission: a.Readmission})
 	}
 	if rk.Role == config.RolePrefill {
 		for _, r := range res.Finished {
@@ -798,24 +799,24 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 		for _, r := range res.Rejected {
 			rec := &e.Records[r.Index]
 			rec.Status = report.StatusRejected
-			rec.TerminalMs = end
+			rec.TerminalMs = vtime.Time(end)
 			e.turnDone(r, end, false)
 		}
 		return
 	}
 	for _, r := range res.Emitted {
-		e.Records[r.Index].Token(end)
+		e.Records[r.Index].Token(vtime.Time(end))
 	}
 	for _, r := range res.Finished {
 		rec := &e.Records[r.Index]
 		rec.Status = report.StatusCompleted
-		rec.TerminalMs = end
+		rec.TerminalMs = vtime.Time(end)
 		e.turnDone(r, end, true)
 	}
 	for _, r := range res.Rejected {
 		rec := &e.Records[r.Index]
 		rec.Status = report.StatusRejected
-		rec.TerminalMs = end
+		rec.TerminalMs = vtime.Time(end)
 		e.turnDone(r, end, false)
 	}
 }
@@ -877,7 +878,7 @@ func (e *Engine) dispatch(sIdx, turn int32, now float64) {
 	r.MaxOutput = t.OutputLength
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
-	rec.ArrivalMs, rec.DispatchedMs = now, now
+	rec.ArrivalMs, rec.DispatchedMs = vtime.Time(now), vtime.Time(now)
 
 	var tg placement.Target
 	pool := "agg"
@@ -964,7 +965,7 @@ func (a arrival) before(b arrival) bool {
 func (e *Engine) Dispatched() int {
 	n := 0
 	for i := range e.Records {
-		if !math.IsNaN(e.Records[i].DispatchedMs) {
+		if e.Records[i].DispatchedMs.IsSet() {
 			n++
 		}
 	}

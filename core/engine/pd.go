@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"math"
-
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // P/D disaggregation (replay-model.md §12): a request prefills on a prefill
@@ -33,7 +32,7 @@ func (a handoff) before(b handoff) bool {
 // placed and asks for a reservation.
 func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
 	rec := &e.Records[r.Index]
-	rec.SourceHeldMs = t
+	rec.SourceHeldMs = vtime.Time(t)
 	tg := e.decodePlace.Next()
 	w := e.workers[e.decodeBase+tg.Worker]
 	dr := w.ranks[tg.Rank]
@@ -67,7 +66,7 @@ func (e *Engine) tryReservations(rk *Rank, t float64) {
 			q = q[1:]
 			rec := &e.Records[d.Index]
 			rec.Status = report.StatusRejected
-			rec.TerminalMs = t
+			rec.TerminalMs = vtime.Time(t)
 			src := e.srcRank[d.Index]
 			src.ReleaseSource(&e.reqs[d.Index], t)
 			e.workers[src.Worker].poked = true
@@ -79,7 +78,7 @@ func (e *Engine) tryReservations(rk *Rank, t float64) {
 		}
 		q = q[1:]
 		rec := &e.Records[d.Index]
-		rec.DestinationReservedMs = t
+		rec.DestinationReservedMs = vtime.Time(t)
 		rec.DecodeReused = hit * rk.Cfg.BlockSize
 		kt := e.cfg.Engine.KVTransfer
 		tokens := d.PromptLen
@@ -140,7 +139,7 @@ func (e *Engine) completeHandoff(h handoff, t float64) {
 	rec := &e.Records[h.dst.Index]
 	h.sr.ReleaseSource(h.src, t)
 	e.workers[h.sr.Worker].poked = true
-	rec.SourceReleasedMs = t
+	rec.SourceReleasedMs = vtime.Time(t)
 	e.srcRank[h.dst.Index] = nil
 
 	d, rk := h.dst, h.dr
@@ -160,9 +159,9 @@ func (e *Engine) completeHandoff(h handoff, t float64) {
 	}
 	d.Computed = d.PromptLen
 	rk.EnqueueMaterialized(d)
-	rec.DestinationActivatedMs = t
+	rec.DestinationActivatedMs = vtime.Time(t)
 	e.workers[rk.Worker].poked = true
-	if math.IsNaN(rec.DispatchedMs) {
-		rec.DispatchedMs = t
+	if !rec.DispatchedMs.IsSet() {
+		rec.DispatchedMs = vtime.Time(t)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 var worlds = flag.Int("worlds", 0, "how many random worlds TestRandomWorldsRunClean replays (0: 500, or 100 under wasm)")
@@ -432,7 +433,7 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 		t.Errorf("%d records for %d rows", len(res.Records), len(rows))
 	}
 	for _, r := range res.Records {
-		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > float64(stop.MaxVirtualTimeMs) {
+		if stop.HasMaxVirtualTime && r.Status != "" && r.TerminalMs > stop.MaxVirtualTimeMs {
 			// A soft cutoff processes the events at the cutoff and none after.
 			t.Errorf("%s ended at %v ms, after the %v ms cutoff", r.RequestID, r.TerminalMs, stop.MaxVirtualTimeMs)
 		}
@@ -490,7 +491,7 @@ func checkRecord(t *testing.T, jsonl []byte) {
 // that add up, at least one prompt token computed at the first admission,
 // and inter-token gaps for every token after the first.
 func checkCompleted(r report.Request, cfg *config.Config) error {
-	times := []float64{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
+	times := []vtime.Time{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
 	for i := 1; i < len(times); i++ {
 		if !(times[i-1] <= times[i]) { // also fails on NaN
 			return fmt.Errorf("times out of order: arrival, dispatch, first admission, first token, last token, end = %v", times)
@@ -506,7 +507,7 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 		return fmt.Errorf("first admission reused %d of %d prompt tokens: the last one must be computed", r.FirstReused, r.InputLength)
 	}
 	gaps := 0
-	r.EachGap(func(_ float64, n int) { gaps += n })
+	r.EachGap(func(_ vtime.Time, n int) { gaps += n })
 	if gaps != r.Tokens-1 {
 		return fmt.Errorf("%d inter-token gaps for %d tokens", gaps, r.Tokens)
 	}
