@@ -176,8 +176,8 @@ func TestRule_storeTiming(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		timing   connector.StoreTiming
-		prepared float64
-		submit   float64
+		prepared vtime.Time
+		submit   vtime.Time
 	}{
 		{"documented previous passes", connector.PreviousPasses, 2, 3},
 		{"switched to same pass", connector.SamePass, 0, 2},

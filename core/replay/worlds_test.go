@@ -202,7 +202,7 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 			}
 		}
 		if len(r.WaitFor) > 0 {
-			r.ToolWait = []float64{0, 0, 2, 15}[rng.IntN(4)]
+			r.ToolWait = []vtime.Time{0, 0, 2, 15}[rng.IntN(4)]
 		}
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
@@ -351,9 +351,9 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 		MaxSeq:    1 + rng.IntN(8),
 		D2H:       pick(0, 0.1, 1, 10),
 		H2D:       pick(0, 0.1, 1, 10),
-		Latency:   pick(0, 0, 0.5, 3),
-		Prefill:   pick(0.5, 2, 5),
-		Decode:    pick(0.5, 1, 3),
+		Latency:   vtime.Time(pick(0, 0, 0.5, 3)),
+		Prefill:   vtime.Time(pick(0.5, 2, 5)),
+		Decode:    vtime.Time(pick(0.5, 1, 3)),
 		Replicas:  1 + rng.IntN(3),
 		DP:        1 + rng.IntN(2),
 	}
@@ -377,7 +377,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 	for s := range 3 + rng.IntN(10) {
 		session := fmt.Sprintf("s%d", s)
 		hash := append([]int{}, prefixes[rng.IntN(3)]...)
-		at := float64(rng.IntN(40))
+		at := vtime.Time(rng.IntN(40))
 		for turn := range 1 + rng.IntN(3) {
 			for range 1 + rng.IntN(4) {
 				hash = append(hash, next)
@@ -390,7 +390,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 				r.In = 4*len(hash) - 1 - rng.IntN(3)
 			}
 			if turn > 0 {
-				r.Later, r.Delay = true, pick(0, 1, 20)
+				r.Later, r.Delay = true, vtime.Time(pick(0, 1, 20))
 			}
 			rows = append(rows, r)
 		}
