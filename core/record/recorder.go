@@ -112,7 +112,7 @@ func (rr *Recorder) PassStart(rk *engine.Rank, start vtime.Time) {}
 // PassEnd closes one pass of rk (engine.Observer).
 func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd vtime.Time) {
 	r := rr.rankOf(rk)
-	pe := passEntry{start: float64(res.Start), computeStart: float64(res.ComputeStart), end: float64(groupEnd),
+	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd,
 		schedOff: int32(rr.rec.sched.len()), schedLen: int32(len(res.Scheduled))}
 	for _, s := range res.Scheduled {
 		pf := max(0, min(s.Before+s.Tokens, s.Req.PromptLen)-s.Before)
@@ -172,7 +172,7 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 		}
 		if trailing {
 			now := e.Now()
-			r.closePass(passEntry{start: float64(now), computeStart: float64(now), end: float64(now), final: true})
+			r.closePass(passEntry{start: now, computeStart: now, end: now, final: true})
 		}
 	}
 }
@@ -223,13 +223,13 @@ func (r *rankRec) Evicted(slot int32, id identity.ID) {
 
 // SchedulerEvent records admissions, preemptions, finishes, rejections.
 func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
-	e := rawEvent{req: ev.Req.Index, t1: float64(ev.At)}
+	e := rawEvent{req: ev.Req.Index, t1: ev.At}
 	switch ev.Kind {
 	case scheduler.EvAdmit:
 		e.kind, e.a, e.b, e.c, e.d, e.flag = evAdmit, int32(ev.Reused), int32(ev.G1), int32(ev.Host), int32(ev.Req.Host.Cursor), ev.Readmission
 	case scheduler.EvPreempt:
-		e.kind, e.t1 = evPreempt, float64(ev.FenceBefore)
-		e.setT2(float64(ev.FenceAfter))
+		e.kind, e.t1 = evPreempt, ev.FenceBefore
+		e.setT2(ev.FenceAfter)
 	case scheduler.EvFinish:
 		e.kind = evFinish
 	case scheduler.EvReject:
@@ -276,7 +276,7 @@ func reqIndex(r *request.Request) int32 {
 
 // ConnectorEvent records G2 lookups, stores, transfers and fences.
 func (r *rankRec) ConnectorEvent(ev connector.Event) {
-	e := rawEvent{req: reqIndex(ev.Req), t1: float64(ev.At)}
+	e := rawEvent{req: reqIndex(ev.Req), t1: ev.At}
 	switch ev.Kind {
 	case connector.EvLookup:
 		e.kind, e.a, e.b = evLookup, int32(ev.G1Hits), int32(ev.Result)
@@ -293,7 +293,7 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 		e.req = -1
 		if d := ev.Transfer.Deadline; d < 1e300 {
 			e.flag = true
-			e.setT2(float64(d))
+			e.setT2(d)
 		}
 	case connector.EvComplete:
 		e.kind, e.a, e.req = evD2HComplete, r.transfer(ev.Transfer), -1
@@ -301,7 +301,7 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 			e.kind = evH2DComplete
 		}
 	case connector.EvFence:
-		e.kind, e.reason, e.t1 = evFence, reasonCode(ev.Reason), float64(ev.Until)
+		e.kind, e.reason, e.t1 = evFence, reasonCode(ev.Reason), ev.Until
 	case connector.EvHoldRelease:
 		e.kind, e.a, e.req = evHoldRelease, r.transfer(ev.Transfer), -1
 	}
