@@ -21,11 +21,12 @@
 // its delay) and is then only copied, into heaps, records and events; it is
 // never computed again along another path. Two happenings meant to be at one
 // instant therefore hold bit-identical values, and IEEE arithmetic is the
-// same natively and under wasm. Code that compares instants for equality
-// says so with Same or a comment naming this rule. Where a time is
-// recomputed along another path (a fair-shared pool replays its jobs'
-// remaining bytes at each rate change), the code does not rely on equality
-// and snaps tiny remainders instead.
+// same natively and under wasm (the order of effects at one instant is in
+// docs/model/engine.md). Code that compares instants for equality says so
+// with Same or a comment naming this rule. Where a time is recomputed along
+// another path (a fair-shared pool replays its jobs' remaining bytes at each
+// rate change), the code does not rely on equality and snaps tiny
+// remainders instead.
 //
 // Time has no String, Format or MarshalJSON method on purpose: fmt and
 // encoding/json print it as the float64 it is, so every report, record and
