@@ -71,7 +71,7 @@ type Request struct {
 	HasHost            bool
 
 	PrefillWorker, DecodeWorker int // -1 when not applicable
-	// P/D timeline (NaN when not applicable).
+	// P/D timeline (Unset when not applicable).
 	PrefillAdmitMs, SourceHeldMs, DestinationReservedMs     vtime.Time
 	DestinationActivatedMs, DecodeAdmitMs, SourceReleasedMs vtime.Time
 	DecodeReused                                            int
@@ -110,9 +110,9 @@ func (r *Request) Token(t vtime.Time) {
 		r.SecondTokenMs = t
 	}
 	if r.Tokens > 0 {
-		// Token times are copies of pass ends, so equal gaps are
-		// bit-identical (vtime's exact-comparison rule); merging them only
-		// shortens the list: the summary keys gaps by value either way.
+		// Gaps are compared exactly (Same), as the summary's ITL histogram
+		// keys them by value: merging equal ones only shortens the list,
+		// and a gap that differs in its last bit is another value in both.
 		if g := t - r.LastTokenMs; r.gapRun > 0 && g.Same(r.gapMs) {
 			r.gapRun++
 		} else {
