@@ -112,8 +112,8 @@ func seekIndexPass(p *passes, k, pass int) {
 			continue
 		}
 		tl := p.tl[v][k]
-		tl.Start = append(tl.Start, snap.Info.StartMs)
-		tl.End = append(tl.End, snap.Info.EndMs)
+		tl.Start = append(tl.Start, float64(snap.Info.StartMs))
+		tl.End = append(tl.End, float64(snap.Info.EndMs))
 		var c [proto.NumMarks]uint16
 		for _, e := range snap.Events {
 			if m, ok := markerOf[e.Kind]; ok {

@@ -215,9 +215,9 @@ func view(res *replay.Output) proto.View {
 		row := proto.Row{ID: r.RequestID, Session: r.SessionID, Turn: r.Turn, TTFT: -1, Input: r.InputLength,
 			Status: r.Status, Prefill: r.PrefillWorker, Decode: r.DecodeWorker}
 		v.PD = v.PD || r.DecodeWorker >= 0
-		admitted := !math.IsNaN(r.FirstAdmitMs)
+		admitted := !math.IsNaN(float64(r.FirstAdmitMs))
 		if r.Tokens >= 1 {
-			row.TTFT = r.FirstTokenMs - r.ArrivalMs
+			row.TTFT = float64(r.FirstTokenMs - r.ArrivalMs)
 		}
 		if admitted {
 			if r.HasHost {

@@ -303,7 +303,7 @@ func (d *decoder) hostOffload(m *mapping) *HostOffload {
 	}
 	ho.D2HBandwidthGBps = m.float("d2h_bandwidth_gbps", 32, nonNegNum)
 	ho.H2DBandwidthGBps = m.float("h2d_bandwidth_gbps", 32, nonNegNum)
-	ho.LatencyToFirstByteMs = m.float("latency_to_first_byte_ms", 0, nonNegNum)
+	ho.LatencyToFirstByteMs = m.ms("latency_to_first_byte_ms", 0, nonNegNum)
 	// The shared bandwidths matter only for cluster_shared; like
 	// aisimulate, a dp_rank_local G2 accepts and ignores them.
 	ho.SharedD2HBandwidthGBps = m.float("shared_d2h_bandwidth_gbps", 80, nonNegNum)
@@ -327,7 +327,7 @@ func (d *decoder) g3Offload(m *mapping) *G3Offload {
 	}
 	m.require("num_g3_blocks")
 	g.NumBlocks = m.int("num_g3_blocks", 0, positiveInt)
-	g.LatencyToFirstByteMs = m.float("latency_to_first_byte_ms", 0.1, nonNegNum)
+	g.LatencyToFirstByteMs = m.ms("latency_to_first_byte_ms", 0.1, nonNegNum)
 	g.ReadBandwidthGBps = m.float("read_bandwidth_gbps", 10, nonNegNum)
 	g.WriteBandwidthGBps = m.float("write_bandwidth_gbps", 10, nonNegNum)
 	g.SharedReadBandwidthGBps = m.float("shared_read_bandwidth_gbps", 80, nonNegNum)
@@ -358,8 +358,8 @@ func (d *decoder) timing(role *mapping) Timing {
 			m.fail(k, "missing required key (fixed timing needs prefill_ms and decode_ms)")
 		}
 	}
-	t.PrefillMs = m.float("prefill_ms", 0, nonNegNum)
-	t.DecodeMs = m.float("decode_ms", 0, nonNegNum)
+	t.PrefillMs = m.ms("prefill_ms", 0, nonNegNum)
+	t.DecodeMs = m.ms("decode_ms", 0, nonNegNum)
 	return t
 }
 

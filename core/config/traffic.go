@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Keys of traffic.source, traffic.load and traffic.stop, in the order the
@@ -88,7 +90,7 @@ func (d *decoder) source(m *mapping) Source {
 			Turns:             sm.int("turns", 4, atLeastTwo),
 			SharedPrefixRatio: sm.float("shared_prefix_ratio", 0, ratioNum),
 			PrefixGroups:      sm.int("prefix_groups", 0, nonNegInt),
-			InterTurnDelayMs:  sm.float("inter_turn_delay_ms", 0, nonNegNum),
+			InterTurnDelayMs:  sm.ms("inter_turn_delay_ms", 0, nonNegNum),
 		}
 		if s.Session.SharedPrefixRatio > 0 && s.Session.PrefixGroups == 0 {
 			sm.fail("prefix_groups", "must be positive when shared_prefix_ratio is positive")
@@ -228,7 +230,7 @@ func (d *decoder) stop(m *mapping, src Source, l Load) Stop {
 			if src.Format == FormatAgenticMooncake {
 				m.fail("max_virtual_time_seconds", "not supported with agentic_mooncake traces")
 			}
-			s.MaxVirtualTimeMs = m.float("max_virtual_time_seconds", 0, positiveNum) * 1000
+			s.MaxVirtualTimeMs = vtime.Time(m.float("max_virtual_time_seconds", 0, positiveNum) * 1000)
 			s.HasMaxVirtualTime = true
 		}
 		return s

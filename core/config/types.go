@@ -1,5 +1,7 @@
 package config
 
+import "github.com/kvsim/kvsim/core/vtime"
+
 // A Config is one validated replay configuration with every default filled
 // in. The engine reads only this struct; it never sees YAML.
 type Config struct {
@@ -61,7 +63,7 @@ type Session struct {
 	Turns             int
 	SharedPrefixRatio float64
 	PrefixGroups      int
-	InterTurnDelayMs  float64
+	InterTurnDelayMs  vtime.Time
 }
 
 // Load types.
@@ -111,7 +113,7 @@ type Stop struct {
 	Sessions int // synthetic-session: resolved likewise
 	// MaxVirtualTimeMs is the soft cutoff for traces; HasMaxVirtualTime
 	// tells whether it was given.
-	MaxVirtualTimeMs  float64
+	MaxVirtualTimeMs  vtime.Time
 	HasMaxVirtualTime bool
 }
 
@@ -214,7 +216,7 @@ type HostOffload struct {
 	Scope                  string
 	D2HBandwidthGBps       float64 // 0 = unlimited
 	H2DBandwidthGBps       float64
-	LatencyToFirstByteMs   float64
+	LatencyToFirstByteMs   vtime.Time
 	SharedD2HBandwidthGBps float64
 	SharedH2DBandwidthGBps float64
 	Connector              string
@@ -229,7 +231,7 @@ type G3Offload struct {
 	WriteBandwidthGBps       float64
 	SharedReadBandwidthGBps  float64
 	SharedWriteBandwidthGBps float64
-	LatencyToFirstByteMs     float64
+	LatencyToFirstByteMs     vtime.Time
 }
 
 // KVCR is peer fetch between workers' host tiers (docs/model/kvcr.md).
@@ -243,8 +245,8 @@ type KVCR struct {
 // Timing is the fixed pass-time model.
 type Timing struct {
 	Type      string // "fixed"
-	PrefillMs float64
-	DecodeMs  float64
+	PrefillMs vtime.Time
+	DecodeMs  vtime.Time
 }
 
 // Timing modes of a P/D KV transfer.

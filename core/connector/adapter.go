@@ -8,12 +8,13 @@ import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Link is one rank's connection to its G2 domain.
 type Link struct {
 	D2HGBps, H2DGBps     float64 // 0 = unlimited
-	LatencyToFirstByteMs float64
+	LatencyToFirstByteMs vtime.Time
 }
 
 // Stats counts a rank's G2 traffic.
@@ -38,7 +39,7 @@ type Adapter struct {
 	link       Link
 	d2h, h2d   transfer.Lane
 
-	fence    float64
+	fence    vtime.Time
 	prepared []*Transfer // stores waiting for the next engine boundary
 	queued   []*Transfer // loads waiting for the next engine boundary
 	arrived  []*Transfer // physically complete, G1 effects pending
@@ -103,7 +104,7 @@ func (r LookupResult) String() string {
 // (docs/model/g2.md ("Lookup hook")). g1Hits is the request's G1 prefix hit in
 // blocks before the recompute cap. On a hit it returns the keys to load (a
 // view of the request's prompt keys).
-func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
+func (a *Adapter) Lookup(r *request.Request, g1Hits int, now vtime.Time) (LookupResult, []identity.ID) {
 	res, hit := a.lookup(r, g1Hits, now)
 	a.Stats.Lookups++
 	switch res {
@@ -116,7 +117,7 @@ func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupRes
 	return res, hit
 }
 
-func (a *Adapter) lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
+func (a *Adapter) lookup(r *request.Request, g1Hits int, now vtime.Time) (LookupResult, []identity.ID) {
 	h := &r.Host
 	if h.Load != nil {
 		if h.Load.Done {
@@ -200,7 +201,7 @@ const (
 // boundary submits (docs/model/g2.md ("Start-load hook"),
 // docs/model/transfers.md ("When copies are submitted"), a Decision). base is
 // the G1 prefix in blocks (the hit follows it).
-func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now float64) StartResult {
+func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now vtime.Time) StartResult {
 	if a.DeferOnLoading {
 		for _, id := range hit {
 			if a.dom.isLoading(id) {
@@ -275,7 +276,7 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 // (docs/model/g2.md ("Store hook")). before and after are the request's
 // computed tokens before and after this pass scheduled it (for a request
 // admitted in this pass, before is its reused prefix).
-func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
+func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now vtime.Time) {
 	computed := a.storeTokens(before, after)
 	if computed < r.StoreFrom {
 		return
@@ -357,7 +358,7 @@ func (a *Adapter) storeEnd(r *request.Request, computed int) int {
 	return int(uint(computed) / uint(a.bs)) // both ≥ 0; unsigned division is cheaper
 }
 
-func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
+func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFinish bool) {
 	h := &r.Host
 	start := h.Cursor
 	end := a.storeEnd(r, computed)
@@ -462,7 +463,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	}
 }
 
-func (a *Adapter) moveCursor(r *request.Request, to int, now float64) {
+func (a *Adapter) moveCursor(r *request.Request, to int, now vtime.Time) {
 	if r.Host.Cursor != to {
 		a.emit(Event{Kind: EvStoreCursor, Req: r, At: now, Before: r.Host.Cursor, After: to})
 		a.setCursor(r, to)
@@ -482,7 +483,7 @@ func (a *Adapter) setCursor(r *request.Request, to int) {
 
 // Finish is the finish_request hook (docs/model/g2.md ("Finish hook")); the
 // caller releases the request's G1 blocks right after it.
-func (a *Adapter) Finish(r *request.Request, now float64) {
+func (a *Adapter) Finish(r *request.Request, now vtime.Time) {
 	if a.StoreAtFinish {
 		a.store(r, r.Computed, now, true)
 	}
@@ -496,7 +497,7 @@ func (a *Adapter) Finish(r *request.Request, now float64) {
 
 // Preempt is the preempt_request hook (docs/model/g2.md ("Preemption hook")):
 // it raises the compute fence before the victim's blocks are freed.
-func (a *Adapter) Preempt(r *request.Request, now float64) {
+func (a *Adapter) Preempt(r *request.Request, now vtime.Time) {
 	resetG3Rounds(r)
 	before := a.fence
 	switch a.PreemptWait {
@@ -521,7 +522,7 @@ func (a *Adapter) Preempt(r *request.Request, now float64) {
 
 // deadline is when t completes: known for private lanes, projected for a
 // shared pool.
-func (a *Adapter) deadline(t *Transfer) float64 {
+func (a *Adapter) deadline(t *Transfer) vtime.Time {
 	if t.physical || a.dom.Shared == nil {
 		return t.Deadline
 	}
@@ -534,7 +535,7 @@ func (a *Adapter) deadline(t *Transfer) float64 {
 // FenceAllocation fences this pass's compute behind any pending store that
 // still reads capacity just handed out to slots (fence reuse,
 // docs/model/g2.md ("Source protection")).
-func (a *Adapter) FenceAllocation(slots []int32, now float64) {
+func (a *Adapter) FenceAllocation(slots []int32, now vtime.Time) {
 	for _, s := range slots {
 		if dep := a.pool.Dep(s); dep != 0 {
 			if t := a.dom.reg.Get(dep); t.InFlight() && a.deadline(t) > a.fence {
@@ -546,7 +547,7 @@ func (a *Adapter) FenceAllocation(slots []int32, now float64) {
 }
 
 // ComputeStart is when a pass that starts at now may begin computing.
-func (a *Adapter) ComputeStart(now float64) float64 {
+func (a *Adapter) ComputeStart(now vtime.Time) vtime.Time {
 	if a.fence > now {
 		return a.fence
 	}
@@ -562,7 +563,7 @@ func (a *Adapter) Wake() { a.wake = true }
 // (docs/model/g2.md ("Engine boundary")): apply completions, submit prepared
 // stores then queued loads, apply the completions that takes (zero-duration
 // copies). It reports whether the rank's sleeping connector waiters must wake.
-func (a *Adapter) Boundary(now float64) bool {
+func (a *Adapter) Boundary(now vtime.Time) bool {
 	a.tick(now)
 	for _, t := range a.prepared {
 		a.submit(t, now)
@@ -579,7 +580,7 @@ func (a *Adapter) Boundary(now float64) bool {
 
 // Tick applies, on an idle rank, the completions due by now and reports
 // whether sleepers must wake.
-func (a *Adapter) Tick(now float64) bool {
+func (a *Adapter) Tick(now vtime.Time) bool {
 	if !a.wake && len(a.arrived) == 0 && a.dom.Shared == nil && a.dom.Next() > now {
 		return false // nothing due: the common case, kept cheap
 	}
@@ -616,12 +617,12 @@ func (a *Adapter) HasWork() bool {
 
 // NextDeadline is the earliest completion of this rank's private copies, or
 // +Inf (shared pools report through their Domain).
-func (a *Adapter) NextDeadline() float64 {
+func (a *Adapter) NextDeadline() vtime.Time {
 	if len(a.arrived) > 0 || a.wake {
-		return math.Inf(-1)
+		return vtime.Time(math.Inf(-1))
 	}
 	if a.dom.Shared != nil {
-		return math.Inf(1)
+		return vtime.Never
 	}
 	return a.dom.Next()
 }
@@ -635,7 +636,7 @@ func (a *Adapter) Deferrable() bool {
 	return a.dom.Shared == nil && a.g3 == nil && len(a.arrived) == 0 && !a.wake && !a.HasUnsubmitted()
 }
 
-func (a *Adapter) submit(t *Transfer, now float64) {
+func (a *Adapter) submit(t *Transfer, now vtime.Time) {
 	t.submitted = true
 	t.SubmitAt = now
 	ready := now + a.link.LatencyToFirstByteMs
@@ -655,7 +656,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 			dir, bw = transfer.H2D, a.link.H2DGBps
 		}
 		a.dom.Shared.Submit(int64(t.ID), a.Rank, dir, bw, t.Bytes, ready)
-		t.Start, t.Deadline = math.NaN(), math.Inf(1)
+		t.Start, t.Deadline = vtime.Unset(), vtime.Never
 	} else {
 		lane := &a.d2h
 		if t.Kind == Load {
@@ -667,7 +668,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 	a.emit(Event{Kind: EvSubmit, Transfer: t, At: now})
 }
 
-func (a *Adapter) tick(now float64) {
+func (a *Adapter) tick(now vtime.Time) {
 	a.dom.Advance(now)
 	for _, t := range a.arrived {
 		a.deliver(t)
@@ -703,7 +704,7 @@ func (a *Adapter) deliver(t *Transfer) {
 // Cancel drops a waiting request's load (docs/model/g2.md ("Cancellation"))
 // and then runs the finish hook; the caller releases the request's own G1
 // blocks.
-func (a *Adapter) Cancel(r *request.Request, now float64) {
+func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 	if ld := r.Host.Load; ld != nil {
 		a.pool.For(r.Index)
 		t := a.dom.reg.Get(ld.Transfer)

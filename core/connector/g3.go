@@ -5,6 +5,7 @@ import (
 	"github.com/kvsim/kvsim/core/g3"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // G3 behind G2 (docs/model/g3.md). Every block that becomes resident in
@@ -32,7 +33,7 @@ type g3Side struct {
 	worker   int
 	link     g3.Link
 	worked   int64 // passes in which the rank scheduled work or emitted output
-	triedAt  float64
+	triedAt  vtime.Time
 	tried    map[[2]int64]bool // (request, key) promoted at triedAt
 	scratch  []identity.ID
 	promoted []identity.ID
@@ -52,7 +53,7 @@ func (a *Adapter) G3() *g3.Store {
 }
 
 // g3Write writes blocks that just became resident in G2.
-func (a *Adapter) g3Write(keys []identity.ID, now float64) {
+func (a *Adapter) g3Write(keys []identity.ID, now vtime.Time) {
 	if j := a.g3.store.SubmitWrite(a.g3.worker, keys, now, a.g3.link, a); j != nil {
 		a.dom.Tier.Pin(j.Keys)
 	}
@@ -74,12 +75,14 @@ func (a *Adapter) G3Completed(j *g3.Job) {
 // g3Stage promotes the G3 blocks the request's G2 prefix lacks. It reports
 // whether the request must wait (a promotion started, or a block it needs
 // is still pending in G2 or G3).
-func (a *Adapter) g3Stage(r *request.Request, keys []identity.ID, now float64) bool {
+func (a *Adapter) g3Stage(r *request.Request, keys []identity.ID, now vtime.Time) bool {
 	s := a.g3
 	h := &r.Host
 	if h.G3Bypass {
 		return false
 	}
+	// A new instant (the clock only moves forward, and now and triedAt
+	// are copies of the engine's instants: vtime's exact-comparison rule).
 	if now > s.triedAt {
 		s.triedAt = now
 		clear(s.tried)

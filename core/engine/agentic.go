@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Agentic plays (docs/model/agentic.md): each session of an agentic workload
@@ -15,10 +16,10 @@ import (
 // once nothing else of it can run.
 
 type agenticState struct {
-	dependents [][]int32 // per global request: global indices waiting for it
-	waiting    []int32   // per global request: dependencies not yet completed
-	readyAt    []float64 // per global request: latest dependency completion
-	open       []int32   // per play: requests neither terminal nor unreachable
+	dependents [][]int32    // per global request: global indices waiting for it
+	waiting    []int32      // per global request: dependencies not yet completed
+	readyAt    []vtime.Time // per global request: latest dependency completion
+	open       []int32      // per play: requests neither terminal nor unreachable
 }
 
 // checkAgentic rejects the agentic controls kvsim does not model yet.
@@ -37,7 +38,7 @@ func checkAgentic(cfg *config.Config) error {
 
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
-	a := &agenticState{dependents: make([][]int32, n), waiting: make([]int32, n), readyAt: make([]float64, n),
+	a := &agenticState{dependents: make([][]int32, n), waiting: make([]int32, n), readyAt: make([]vtime.Time, n),
 		open: make([]int32, len(e.wl.Sessions))}
 	for s := range e.wl.Sessions {
 		ws := &e.wl.Sessions[s]
@@ -55,7 +56,7 @@ func (e *Engine) initAgentic() {
 }
 
 // startPlay makes a play's roots ready, keeping their relative arrivals.
-func (e *Engine) startPlay(s int, at float64) {
+func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
@@ -66,7 +67,7 @@ func (e *Engine) startPlay(s int, at float64) {
 }
 
 // agenticDone moves a play on after one of its requests ended.
-func (e *Engine) agenticDone(r *request.Request, at float64, completed bool) {
+func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) {
 	a := e.agentic
 	s := int(r.Session)
 	first := e.sessions[s].first

@@ -12,6 +12,7 @@ import (
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/scheduler"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -28,7 +29,7 @@ type admission struct {
 	prompt, known int
 	reused        int
 	readmission   bool
-	at            float64
+	at            vtime.Time
 }
 
 func (a *admissions) SchedulerEvent(ev scheduler.Event) {

@@ -7,6 +7,8 @@ package engine_test
 
 import (
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // TestOrder_ArrivalAtPassEndWaitsForTheNextPass is the Decision of
@@ -93,7 +95,7 @@ func TestOrder_SameInstantArrivalsInSessionOrder(t *testing.T) {
 		o := runWorld(t, world{G1: 16, MaxSeq: 1}, rows, nil)
 		for i, id := range []string{"zb", "ya", "xc"} {
 			// Arrivals are normalised to start at 0; each prefill takes 2 ms.
-			if got, want := o.Rec(id).FirstAdmitMs, 2*float64(i); got != want {
+			if got, want := o.Rec(id).FirstAdmitMs, 2*vtime.Time(i); got != want {
 				t.Errorf("%s admitted at %v; want %v", id, got, want)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // runSource runs a synthetic traffic block on one aggregated worker with
@@ -58,7 +59,7 @@ func TestSyntheticSessions_Cumulative(t *testing.T) {
 	if len(recs) != 6 {
 		t.Fatalf("%d requests; want 6", len(recs))
 	}
-	prev := -1.0
+	prev := vtime.Time(-1)
 	for i := range recs {
 		r := &recs[i]
 		if want := []int{8, 18, 28}[i%3]; r.InputLength != want {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // line is one passes.jsonl object. Fields beyond docs/model/record.md's are
@@ -17,9 +19,9 @@ type line struct {
 	Rank           int         `json:"rank"`
 	Role           string      `json:"role"`
 	Final          bool        `json:"final,omitempty"`
-	StartMs        float64     `json:"start_ms"`
-	ComputeStartMs float64     `json:"compute_start_ms"`
-	EndMs          float64     `json:"end_ms"`
+	StartMs        vtime.Time  `json:"start_ms"`
+	ComputeStartMs vtime.Time  `json:"compute_start_ms"`
+	EndMs          vtime.Time  `json:"end_ms"`
 	Scheduled      []Scheduled `json:"scheduled"`
 	Events         []Event     `json:"events"`
 	G1             *g1Summary  `json:"g1"`

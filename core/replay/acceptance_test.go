@@ -13,6 +13,7 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -138,21 +139,21 @@ func compareReference(t *testing.T, res *Result, file string) {
 		var ref struct {
 			RequestID                            string `json:"request_id"`
 			Arrival, FirstAdmit, FirstToken, End float64
-			G1                                   *int    `json:"first_admission_g1_reused_input_tokens"`
-			Host                                 *int    `json:"first_admission_host_reused_input_tokens"`
-			A                                    float64 `json:"arrival_time_ms"`
-			F                                    float64 `json:"first_admit_ms"`
-			T                                    float64 `json:"first_token_ms"`
-			E                                    float64 `json:"terminal_time_ms"`
+			G1                                   *int       `json:"first_admission_g1_reused_input_tokens"`
+			Host                                 *int       `json:"first_admission_host_reused_input_tokens"`
+			A                                    vtime.Time `json:"arrival_time_ms"`
+			F                                    vtime.Time `json:"first_admit_ms"`
+			T                                    vtime.Time `json:"first_token_ms"`
+			E                                    vtime.Time `json:"terminal_time_ms"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ref); err != nil {
 			t.Fatal(err)
 		}
 		r := res.Records[byID[ref.RequestID]]
-		got := []float64{r.ArrivalMs, r.FirstAdmitMs, r.FirstTokenMs, r.TerminalMs}
-		want := []float64{ref.A, ref.F, ref.T, ref.E}
+		got := []vtime.Time{r.ArrivalMs, r.FirstAdmitMs, r.FirstTokenMs, r.TerminalMs}
+		want := []vtime.Time{ref.A, ref.F, ref.T, ref.E}
 		for k := range got {
-			if math.Abs(got[k]-want[k]) > 1e-9 {
+			if math.Abs(float64(got[k]-want[k])) > 1e-9 {
 				t.Fatalf("%s: arrival/admit/first token/end = %v; reference %v", ref.RequestID, got, want)
 			}
 		}
@@ -187,7 +188,7 @@ func TestG2Restore(t *testing.T) {
 		name      string
 		sets      []string
 		committed int64
-		wait      float64
+		wait      vtime.Time
 	}{
 		{"1GBps", nil, 28, 2},
 		{"0.1GBps", []string{hostOffload + ".h2d_bandwidth_gbps=0.1"}, 28, 20},

@@ -13,6 +13,7 @@ import (
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -244,13 +245,13 @@ func BenchmarkSteadyState(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := e.RunUntil(0.2 * end); err != nil {
+		if _, err := e.RunUntil(vtime.Time(0.2 * end)); err != nil {
 			b.Fatal(err)
 		}
 		p0, d0 := e.Passes, e.Dispatched()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		if _, err := e.RunUntil(0.8 * end); err != nil {
+		if _, err := e.RunUntil(vtime.Time(0.8 * end)); err != nil {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&m1)

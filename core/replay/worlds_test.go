@@ -18,6 +18,7 @@ import (
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 var worlds = flag.Int("worlds", 0, "how many random worlds TestRandomWorldsRunClean replays (0: 500, or 100 under wasm)")
@@ -202,7 +203,7 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 			}
 		}
 		if len(r.WaitFor) > 0 {
-			r.ToolWait = []float64{0, 0, 2, 15}[rng.IntN(4)]
+			r.ToolWait = []vtime.Time{0, 0, 2, 15}[rng.IntN(4)]
 		}
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
@@ -351,9 +352,9 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 		MaxSeq:    1 + rng.IntN(8),
 		D2H:       pick(0, 0.1, 1, 10),
 		H2D:       pick(0, 0.1, 1, 10),
-		Latency:   pick(0, 0, 0.5, 3),
-		Prefill:   pick(0.5, 2, 5),
-		Decode:    pick(0.5, 1, 3),
+		Latency:   vtime.Time(pick(0, 0, 0.5, 3)),
+		Prefill:   vtime.Time(pick(0.5, 2, 5)),
+		Decode:    vtime.Time(pick(0.5, 1, 3)),
 		Replicas:  1 + rng.IntN(3),
 		DP:        1 + rng.IntN(2),
 	}
@@ -378,7 +379,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 	for s := range 3 + rng.IntN(10) {
 		session := fmt.Sprintf("s%d", s)
 		hash := append([]int{}, prefixes[rng.IntN(3)]...)
-		at := float64(rng.IntN(40))
+		at := vtime.Time(rng.IntN(40))
 		for turn := range 1 + rng.IntN(3) {
 			for range 1 + rng.IntN(4) {
 				hash = append(hash, next)
@@ -391,7 +392,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 				r.In = 4*len(hash) - 1 - rng.IntN(3)
 			}
 			if turn > 0 {
-				r.Later, r.Delay = true, pick(0, 1, 20)
+				r.Later, r.Delay = true, vtime.Time(pick(0, 1, 20))
 			}
 			rows = append(rows, r)
 		}
@@ -493,7 +494,7 @@ func checkRecord(t *testing.T, jsonl []byte) {
 // that add up, at least one prompt token computed at the first admission,
 // and inter-token gaps for every token after the first.
 func checkCompleted(r report.Request, cfg *config.Config) error {
-	times := []float64{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
+	times := []vtime.Time{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
 	for i := 1; i < len(times); i++ {
 		if !(times[i-1] <= times[i]) { // also fails on NaN
 			return fmt.Errorf("times out of order: arrival, dispatch, first admission, first token, last token, end = %v", times)
@@ -509,7 +510,7 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 		return fmt.Errorf("first admission reused %d of %d prompt tokens: the last one must be computed", r.FirstReused, r.InputLength)
 	}
 	gaps := 0
-	r.EachGap(func(_ float64, n int) { gaps += n })
+	r.EachGap(func(_ vtime.Time, n int) { gaps += n })
 	if gaps != r.Tokens-1 {
 		return fmt.Errorf("%d inter-token gaps for %d tokens", gaps, r.Tokens)
 	}

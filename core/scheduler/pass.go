@@ -7,12 +7,13 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Pass runs one scheduler pass starting at now (docs/model/pass.md) and
 // returns what it did; the engine commits it at res.End. The result is
 // reused by the next call.
-func (k *Rank) Pass(now float64) *PassResult {
+func (k *Rank) Pass(now vtime.Time) *PassResult {
 	res := &k.res
 	res.Start, res.Changed = now, false
 	res.Scheduled = res.Scheduled[:0]
@@ -77,7 +78,7 @@ func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
 // (docs/model/pass.md ("Pass timing")): prefill time if any scheduled request
 // does prefill work, decode time if any makes a pure decode step; a request
 // that finishes its prefill emits its first token without decode time.
-func (k *Rank) time(now float64) {
+func (k *Rank) time(now vtime.Time) {
 	res := &k.res
 	start := now
 	if k.Host != nil {
@@ -196,7 +197,7 @@ func (k *Rank) generationComplete(r *request.Request) bool {
 
 // finish runs the finish hook and then releases the request's blocks, last
 // block first (docs/model/pass.md ("Emitting tokens and finishing")).
-func (k *Rank) finish(r *request.Request, at float64) {
+func (k *Rank) finish(r *request.Request, at vtime.Time) {
 	if k.Cfg.Role == Prefill {
 		// Source hold: the blocks stay until the KV transfer ends; the
 		// engine then calls ReleaseSource (the finish hook runs then, as item
@@ -225,7 +226,7 @@ func (k *Rank) release(r *request.Request) {
 // tokens of reused prefix (waiting admissions) or its computed tokens
 // (running requests), allocating G1 blocks and preempting the last running
 // request while blocks are short.
-func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget *int, preempted *bool, now vtime.Time) outcome {
 	bs := k.Cfg.BlockSize
 	before := r.Computed + cached
 	promptBefore := min(before, r.PromptLen)
@@ -289,11 +290,11 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 
 // preemptLast preempts the last running request (vLLM's LIFO recompute
 // preemption, docs/model/pass.md ("Preemption")) and returns it.
-func (k *Rank) preemptLast(now float64) *request.Request {
+func (k *Rank) preemptLast(now vtime.Time) *request.Request {
 	v := k.running[len(k.running)-1]
 	k.running[len(k.running)-1] = nil
 	k.running = k.running[:len(k.running)-1]
-	var fb, fa float64
+	var fb, fa vtime.Time
 	if k.Host != nil {
 		fb = k.Host.ComputeStart(now)
 		k.Host.Preempt(v, now)
@@ -321,7 +322,7 @@ func (k *Rank) preemptLast(now float64) *request.Request {
 }
 
 // admitWaiting is the waiting loop of docs/model/pass.md ("Waiting loop").
-func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
+func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 	bs := k.Cfg.BlockSize
 	for len(k.running) < k.Cfg.MaxSequences && (k.Host == nil || *budget > 0) {
 		r, fromConn := k.nextCandidate()
@@ -423,7 +424,7 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 
 // admitMaterialized admits a P/D handoff whose blocks the engine already
 // placed in r.Slots with r.Computed = prompt length.
-func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *bool, now vtime.Time) outcome {
 	out := k.schedule(r, true, 0, budget, preempted, now)
 	if out != scheduled {
 		return out
@@ -465,7 +466,7 @@ func (k *Rank) headroom() int {
 }
 
 // admit builds r's block table from its cached prefix and schedules it.
-func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now vtime.Time) outcome {
 	bs := k.Cfg.BlockSize
 	r.Slots = r.Slots[:0]
 	k.Pool.For(r.Index)
@@ -588,7 +589,7 @@ func (k *Rank) dequeue(r *request.Request, fromConn bool) {
 	r.Asleep = false
 }
 
-func (k *Rank) reject(r *request.Request, fromConn bool, now float64, reason string) {
+func (k *Rank) reject(r *request.Request, fromConn bool, now vtime.Time, reason string) {
 	k.dequeue(r, fromConn)
 	if k.Host != nil {
 		k.Host.Cancel(r, now)

@@ -17,6 +17,7 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Role of a rank's worker, for pass timing.
@@ -38,8 +39,8 @@ type Config struct {
 	ChunkedPrefill   bool
 	PrefixCaching    bool
 	ContextLength    int // 0 = no limit
-	PrefillMs        float64
-	DecodeMs         float64
+	PrefillMs        vtime.Time
+	DecodeMs         vtime.Time
 	// FIFOWaiters drops nextCandidate's completed-load-first order (tests).
 	FIFOWaiters bool
 }
@@ -94,12 +95,12 @@ const (
 type Event struct {
 	Kind        EventKind
 	Req         *request.Request
-	At          float64
+	At          vtime.Time
 	Reused      int
 	G1, Host    int
 	Readmission bool
-	FenceBefore float64
-	FenceAfter  float64
+	FenceBefore vtime.Time
+	FenceAfter  vtime.Time
 	Reason      string
 }
 
@@ -143,7 +144,7 @@ func (k *Rank) EnqueueMaterialized(r *request.Request) {
 
 // ReleaseSource ends a P/D source hold: the prefill request's finish hook
 // runs and its blocks are released, last block first, as at a normal finish.
-func (k *Rank) ReleaseSource(r *request.Request, now float64) {
+func (k *Rank) ReleaseSource(r *request.Request, now vtime.Time) {
 	if k.Host != nil {
 		k.Host.Finish(r, now)
 	}
@@ -196,7 +197,7 @@ type Scheduled struct {
 // Admission is a request entering the running list.
 type Admission struct {
 	Req         *request.Request
-	At          float64
+	At          vtime.Time
 	Reused      int
 	G1, Host    int  // tier attribution (Host only when G2 is on)
 	HasHost     bool // G2 enabled on the rank
@@ -206,7 +207,7 @@ type Admission struct {
 
 // PassResult is what one pass did. Its slices are reused by the next pass.
 type PassResult struct {
-	Start, ComputeStart, End float64
+	Start, ComputeStart, End vtime.Time
 	Scheduled                []Scheduled
 	// PrefillTokens is the tokens computed as prefill work
 	// (committed_prefill_tokens once the pass completes).

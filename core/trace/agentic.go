@@ -2,10 +2,11 @@ package trace
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // This file reads the agentic_mooncake format
@@ -90,8 +91,6 @@ const blankIDMsg = "request id must not be empty or only whitespace"
 
 func blankID(id string) bool { return strings.TrimSpace(id) == "" }
 
-func badMs(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
-
 // pushAgentic applies the agentic checks of one row (after the shared
 // mooncake ones) and records it.
 func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int) *Error {
@@ -130,26 +129,26 @@ func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int
 	}
 	root := len(r.waitFor) == 0
 
-	delay := 0.0
+	var delay vtime.Time
 	if r.present(fDelay) {
 		if root {
 			if r.delay != 0 {
 				return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-					"nonzero delay %s on root request %q (a request without wait_for)", fmtFloat(r.delay), id))
+					"nonzero delay %s on root request %q (a request without wait_for)", fmtMs(r.delay), id))
 			}
 		} else {
 			delay = r.delay
 			if badMs(delay) {
 				return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-					"invalid delay %s: must be finite and non-negative", fmtFloat(delay)))
+					"invalid delay %s: must be finite and non-negative", fmtMs(delay)))
 			}
 		}
 	}
-	toolWait := 0.0
+	var toolWait vtime.Time
 	if r.present(fToolWaitMs) {
 		if badMs(r.toolWaitMs) {
 			return b.errAt(line, r.col[fToolWaitMs], r.key[fToolWaitMs], fmt.Sprintf(
-				"invalid tool wait %s: must be finite and non-negative", fmtFloat(r.toolWaitMs)))
+				"invalid tool wait %s: must be finite and non-negative", fmtMs(r.toolWaitMs)))
 		}
 		if !root {
 			toolWait = r.toolWaitMs
@@ -161,7 +160,7 @@ func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int
 		return err
 	}
 
-	arrival := 0.0
+	var arrival vtime.Time
 	if root && r.present(fTimestamp) {
 		arrival = r.timestamp
 		b.ag.hasTS = true
@@ -265,7 +264,7 @@ func (b *builder) finishAgentic() (*Workload, *Error) {
 	}
 
 	// Normalise root arrivals over the whole file.
-	minArrival := math.Inf(1)
+	minArrival := vtime.Never
 	for i := range n {
 		if deps[i] == nil {
 			minArrival = min(minArrival, b.turns[i].ArrivalMs)
@@ -287,7 +286,7 @@ func (b *builder) finishAgentic() (*Workload, *Error) {
 		if s.ID == "" {
 			s.ID = "play_" + strconv.Itoa(p)
 		}
-		s.ArrivalMs = math.Inf(1)
+		s.ArrivalMs = vtime.Never
 		s.Turns = all[off : off+int(size) : off+int(size)]
 		off += int(size)
 	}

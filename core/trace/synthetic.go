@@ -3,6 +3,8 @@ package trace
 import (
 	"math"
 	"strconv"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // SyntheticSpec is traffic.source of type synthetic
@@ -83,7 +85,7 @@ type SessionSpec struct {
 	PrefixGroups          int
 	EngineBlockSize       int
 	SharedPrefixRatio     float64
-	InterTurnDelayMs      float64
+	InterTurnDelayMs      vtime.Time
 }
 
 // SyntheticSessions builds Sessions sessions of Turns turns each, with
@@ -132,7 +134,7 @@ func SyntheticSessions(s SessionSpec) *Workload {
 		grouped = min(int(math.Round(float64(blocks)*ratio)), blocks)
 	}
 	delay := s.InterTurnDelayMs
-	if math.IsNaN(delay) || math.IsInf(delay, 0) || delay < 0 {
+	if badMs(delay) {
 		delay = 0
 	}
 
@@ -165,7 +167,7 @@ func SyntheticSessions(s SessionSpec) *Workload {
 				content[j] = next
 				next++
 			}
-			d := 0.0
+			var d vtime.Time
 			if k > 0 {
 				d = delay
 			}

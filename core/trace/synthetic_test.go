@@ -3,6 +3,8 @@ package trace
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // prompts returns the prompt of every turn of session i as the engine
@@ -127,11 +129,11 @@ func TestSyntheticSessionsCumulative(t *testing.T) {
 				t.Errorf("session %d turn %d expanded prompt %d", i, k, len(p))
 			}
 		}
-		var delays []float64
+		var delays []vtime.Time
 		for _, tu := range w.Sessions[i].Turns {
 			delays = append(delays, tu.DelayMs)
 		}
-		if !reflect.DeepEqual(delays, []float64{0, 5, 5}) {
+		if !reflect.DeepEqual(delays, []vtime.Time{0, 5, 5}) {
 			t.Errorf("delays %v", delays)
 		}
 	}

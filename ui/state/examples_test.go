@@ -56,7 +56,7 @@ func nothingOr(n int64, unit string) string {
 func restoreRequest(t *testing.T, res *replay.Output) (host int, waitMs float64) {
 	for _, r := range res.Records {
 		if r.RequestID == "restore" {
-			return r.FirstHost, r.FirstAdmitMs - r.ArrivalMs
+			return r.FirstHost, float64(r.FirstAdmitMs - r.ArrivalMs)
 		}
 	}
 	t.Fatal("no request named restore")

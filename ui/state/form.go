@@ -116,8 +116,8 @@ func FormOf(cfg *config.Config) Form {
 		f.AttnDP = r.Parallelism.AttentionData
 		f.MaxSeqs = r.Scheduler.MaxSequences
 		f.Budget = r.Scheduler.MaxBatchedTokens
-		f.PrefillMs = r.Timing.PrefillMs
-		f.DecodeMs = r.Timing.DecodeMs
+		f.PrefillMs = float64(r.Timing.PrefillMs)
+		f.DecodeMs = float64(r.Timing.DecodeMs)
 		if h := r.KVCache.HostOffload; h != nil {
 			f.HasG2 = true
 			f.G2 = h.NumHostBlocks
@@ -142,7 +142,7 @@ func FormOf(cfg *config.Config) Form {
 		f.Source.Turns = s.Session.Turns
 		f.Source.NewTokens = s.NewInputTokensPerTurn
 		f.Source.OutputTokens = s.OutputTokensPerTurn
-		f.Source.DelayMs = s.Session.InterTurnDelayMs
+		f.Source.DelayMs = float64(s.Session.InterTurnDelayMs)
 	}
 	return f
 }
