@@ -25,10 +25,10 @@
 #   * Hooks run from the repository root under `set -euo pipefail`; a failing hook fails build.sh.
 #     They may use: log MESSAGE (a stage line), $ROOT (the repository root), $KVSIM (the CLI
 #     binary), $GO_WASM_PATH (a PATH holding Go's wasm_exec helpers for GOOS=js GOARCH=wasm tests).
-#   Example, scripts/ui.sh:
-#       build_ui() { log "ui: vugugen"; go generate ./ui; ...; }
+#   Example, in the shape of scripts/ui.sh:
+#       build_ui() { log "ui: vugugen"; go tool vugugen -skip-go-mod ./ui; ...; }
 #       test_ui()  { log "ui: e2e"; go test ./e2e; }
-#       serve_ui() { go run ./cmd/devserver "$@"; }
+#       serve_ui() { go run ./cmd/serve -dir dist "$@"; }
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 export LC_ALL=C

@@ -23,9 +23,10 @@ func (tb *tab) singleMode() {
 	}
 }
 
-// TestSimpleCPU2048 is acceptance.md §A's SimpleCPU row driven from the
-// controls: pick simple_cpu_v0_32 and 2,048 host blocks, run, read the
-// numbers. It also checks that the summary shows within 1 s of Run.
+// TestSimpleCPU2048 is
+// docs/model/acceptance.md ("Case A: connector comparison")'s SimpleCPU row
+// driven from the controls: pick simple_cpu_v0_32 and 2,048 host blocks, run,
+// read the numbers. It also checks that the summary shows within 1 s of Run.
 func TestSimpleCPU2048(t *testing.T) {
 	tb := newTab(t)
 	tb.open("")

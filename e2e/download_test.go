@@ -10,11 +10,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
-	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/traces"
 )
 
 // TestDownloadsMatchNative downloads prediction.json, requests.jsonl and
@@ -54,30 +50,22 @@ func TestDownloadsMatchNative(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	cfg, err := config.Parse("config.yaml", "", []byte(yaml), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := record.NewRecorder()
-	res, err := replay.Run(cfg, wl, engine.Options{Observer: rr})
+	res, err := replay.Run(replay.Job{Name: "config.yaml", Config: []byte(yaml), Traces: replay.Traces{Builtin: true},
+		Capture: replay.Capture{Requests: true, Passes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var passes bytes.Buffer
-	if err := rr.Record().WriteJSONL(&passes); err != nil {
+	if err := res.Record.WriteJSONL(&passes); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got["passes.jsonl"], passes.Bytes()) {
 		t.Errorf("downloaded passes.jsonl (%d bytes) differs from the native record's (%d bytes)", len(got["passes.jsonl"]), passes.Len())
 	}
-	if !bytes.Equal(got["prediction.json"], res.PredictionJSON()) {
+	if !bytes.Equal(got["prediction.json"], res.Prediction) {
 		t.Error("downloaded prediction.json differs from the native run")
 	}
-	if !bytes.Equal(got["requests.jsonl"], res.RequestsJSONL()) {
+	if !bytes.Equal(got["requests.jsonl"], res.Requests) {
 		t.Error("downloaded requests.jsonl differs from the native run")
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
@@ -26,19 +24,12 @@ func nativeRecord(t *testing.T, name string, sets []string) *record.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(name, "", data, sets)
+	out, err := replay.Run(replay.Job{Name: name, Config: data, Sets: sets, Traces: replay.Traces{Builtin: true},
+		Capture: replay.Capture{Passes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := record.NewRecorder()
-	if _, err := replay.Run(cfg, wl, engine.Options{Observer: rr}); err != nil {
-		t.Fatal(err)
-	}
-	return rr.Record()
+	return out.Record
 }
 
 // pvReady waits until the pass view shows pass p (0: any) with its frames
@@ -77,9 +68,10 @@ func (tb *tab) cellColour(v, i int) [3]int {
 	return [3]int{c[0], c[1], c[2]}
 }
 
-// TestRestorePass scrubs to acceptance.md §B's restore pass and checks
-// the colour of the restored blocks on the canvas: the G1 slots that hold
-// the blocks the H2D copy brought back flash blue, the others do not.
+// TestRestorePass scrubs to
+// docs/model/acceptance.md ("Case B: restore from G2")'s restore pass and
+// checks the colour of the restored blocks on the canvas: the G1 slots that
+// hold the blocks the H2D copy brought back flash blue, the others do not.
 func TestRestorePass(t *testing.T) {
 	rec := nativeRecord(t, "g2-restore.yaml", nil)
 	restore := 0

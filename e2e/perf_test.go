@@ -8,8 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -123,16 +121,8 @@ func TestWasmSpeed(t *testing.T) {
 func nativeRun(t *testing.T, yaml string, n int) float64 {
 	best := 0.0
 	for range n {
-		cfg, err := config.Parse("config.yaml", "", []byte(yaml), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		start := time.Now()
-		wl, err := replay.Workload(cfg, traces.Open)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := replay.Run(cfg, wl, engine.Options{}); err != nil {
+		if _, err := replay.Run(replay.Job{Name: "config.yaml", Config: []byte(yaml), Traces: replay.Traces{Builtin: true}}); err != nil {
 			t.Fatal(err)
 		}
 		d := float64(time.Since(start).Microseconds()) / 1000

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/sweep"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -24,7 +25,7 @@ func run(t *testing.T, vary ...string) *sweep.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := p.Run(traces.Open, sweep.Options{})
+	r, err := p.Run(replay.Traces{Builtin: true}, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
-// Package traces ships the built-in examples: the acceptance.md §A
-// connector comparison (connectors.yaml over delta-sessions.jsonl) and the
-// §B restore (g2-restore.yaml over g2-restore.jsonl). The CLI runs the first
-// by default, the browser app offers them in its trace picker, and the
-// worker serves them at /api/examples. Regenerate delta-sessions.jsonl with
-// `kvsim gen connectors-trace`.
+// Package traces ships the built-in examples: the connector comparison of
+// docs/model/acceptance.md ("Case A: connector comparison") (connectors.yaml
+// over delta-sessions.jsonl) and the §B restore (g2-restore.yaml over
+// g2-restore.jsonl). The CLI runs the first by default, the browser app offers
+// them in its trace picker, and the worker serves them at /api/examples.
+// Regenerate delta-sessions.jsonl with `kvsim gen connectors-trace`.
 package traces
 
 import (

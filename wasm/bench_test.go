@@ -9,9 +9,10 @@ import (
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
-// BenchmarkBridgeA runs acceptance.md §A (2,048 host blocks, SimpleCPU)
-// through the bridge, reports included. Run it natively and under node
-// (GOOS=js GOARCH=wasm) to compare: docs/ui.md records the ratio.
+// BenchmarkBridgeA runs
+// docs/model/acceptance.md ("Case A: connector comparison") (2,048 host
+// blocks, SimpleCPU) through the bridge, reports included. Run it natively and
+// under node (GOOS=js GOARCH=wasm) to compare: docs/ui.md records the ratio.
 func BenchmarkBridgeA(b *testing.B) {
 	data := string(mustRead(&testing.T{}, "connectors.yaml"))
 	j := &job{Op: proto.OpRun, Config: data, Name: "connectors.yaml", Requests: true,
@@ -111,8 +112,8 @@ func seekIndexPass(p *passes, k, pass int) {
 			continue
 		}
 		tl := p.tl[v][k]
-		tl.Start = append(tl.Start, snap.Info.StartMs)
-		tl.End = append(tl.End, snap.Info.EndMs)
+		tl.Start = append(tl.Start, float64(snap.Info.StartMs))
+		tl.End = append(tl.End, float64(snap.Info.EndMs))
 		var c [proto.NumMarks]uint16
 		for _, e := range snap.Events {
 			if m, ok := markerOf[e.Kind]; ok {

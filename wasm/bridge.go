@@ -4,29 +4,21 @@
 // and under GOOS=js GOARCH=wasm alike; main_js.go converts between
 // JavaScript objects and these types.
 //
-// The bridge holds no simulation logic: it parses the config with
-// core/config, builds the workload and runs it with core/replay, and
-// encodes the reports with the core's own encoders. What it adds is the
-// view the UI draws (wasm/proto), computed from the report records.
+// The bridge holds no simulation logic: each variant of a page's job is one
+// replay.Job, run through core/replay (the one door into the core) with the
+// page's limits; the reports are the core's own encodings. What it adds is
+// the view the UI draws (wasm/proto), computed from the report records.
 package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/core/trace"
-	"github.com/kvsim/kvsim/traces"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -50,6 +42,10 @@ type job struct {
 	// MaxPasses bounds every run (0: no bound).
 	MaxPasses int64
 
+	// workloads shares the trace's workload between the variants of a
+	// run (run sets it).
+	workloads *replay.Workloads
+
 	// check: a trace to validate
 	Text      string
 	Format    string
@@ -63,11 +59,11 @@ type runOut struct {
 	RequestsJS []byte // requests.jsonl, when the job asked for it at once
 	View       proto.View
 	Err        *jobError
-	// Result is kept so that the page can ask for the big report files
+	// Output is kept so that the page can ask for the big report files
 	// later (file), instead of every run shipping them.
-	Result *replay.Result
+	Output *replay.Output
 	// Record is the per-pass record, when the job asked for it and the
-	// run is small enough (MaxRecordRequests); RecordNote says why not.
+	// run is small enough (pageLimits); RecordNote says why not.
 	Record     *record.Record
 	RecordNote string
 }
@@ -80,19 +76,19 @@ const (
 
 // file encodes one of the run's report files.
 func (o *runOut) file(kind string) ([]byte, *jobError) {
-	if o.Result == nil {
+	if o.Output == nil {
 		return nil, &jobError{Kind: "internal", Msg: "no result to encode"}
 	}
 	switch kind {
 	case FileRequests:
-		return o.Result.RequestsJSONL(), nil
+		return o.Output.RequestsJSONL(), nil
 	case FilePasses:
 		if o.Record == nil {
 			msg := "passes.jsonl: this run kept no per-pass record"
 			if o.RecordNote != "" {
 				msg = "passes.jsonl: " + o.RecordNote
 			}
-			return nil, &jobError{Kind: "run", Msg: msg}
+			return nil, &jobError{Kind: "limit", Msg: msg}
 		}
 		var b bytes.Buffer
 		if err := o.Record.WriteJSONL(&b); err != nil {
@@ -120,7 +116,7 @@ func (j *job) rerun(i int) runOut {
 // A jobError is an error as the page shows it: the message is exactly the
 // CLI's, the other fields place it next to the control it concerns.
 type jobError struct {
-	Kind      string // "config", "trace", "run", "internal"
+	Kind      string // a replay.Kind, or "sweep" for a rejected grid
 	Msg       string
 	Path      string // config field path, or trace field
 	Line, Col int
@@ -129,42 +125,26 @@ type jobError struct {
 
 func (e *jobError) Error() string { return e.Msg }
 
-// classify turns an error from the core into a jobError.
-func classify(err error) *jobError {
-	var ce *config.Error
-	var te *trace.Error
-	switch {
-	case errors.As(err, &ce):
-		return &jobError{Kind: "config", Msg: ce.Error(), Path: ce.Path, Line: ce.Line, Col: ce.Col}
-	case errors.As(err, &te):
-		return &jobError{Kind: "trace", Msg: err.Error(), Path: te.Field, Line: te.Line, Col: te.Col}
-	}
-	return &jobError{Kind: "run", Msg: err.Error()}
+// asJobError is a core error as the page shows it.
+func asJobError(err error) *jobError {
+	re := replay.AsError(err)
+	return &jobError{Kind: string(re.Kind), Msg: re.Error(), Path: re.Path, Line: re.Line, Col: re.Col}
 }
 
-// opener serves uploaded traces first, then the built-in examples.
-func (j *job) opener() replay.Opener {
-	return func(p string) (io.ReadCloser, error) {
-		if t, ok := j.Traces[p]; ok {
-			return io.NopCloser(strings.NewReader(t)), nil
-		}
-		rc, err := traces.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s is neither a built-in trace nor an uploaded one (built-in: %s)", p,
-				strings.Join(builtinTraces(), ", "))
-		}
-		return rc, nil
-	}
+// pageLimits are the bounds of the page's runs: the core's defaults, and a
+// per-pass record only for runs the pass view can index (the record of a
+// long run is large and indexing it takes a while in wasm).
+func (j *job) pageLimits() replay.Limits {
+	return replay.Limits{MaxRecordRequests: MaxRecordRequests, MaxPasses: j.MaxPasses}
 }
 
-func builtinTraces() []string {
-	var out []string
-	for _, n := range traces.Names() {
-		if strings.HasSuffix(n, ".jsonl") {
-			out = append(out, n)
-		}
+// traces serves uploaded traces first, then the built-in examples.
+func (j *job) traces() replay.Traces {
+	texts := make(map[string][]byte, len(j.Traces))
+	for p, t := range j.Traces {
+		texts[p] = []byte(t)
 	}
-	return out
+	return replay.Traces{Texts: texts, Builtin: true, Hint: "upload it in the trace panel"}
 }
 
 // progressFunc receives (variant index, done, total) now and then.
@@ -178,6 +158,8 @@ func (j *job) run(progress progressFunc) []runOut {
 		vs = []proto.Variant{{}}
 	}
 	out := make([]runOut, len(vs))
+	j.workloads = replay.NewWorkloads()
+	defer func() { j.workloads = nil }()
 	for i, v := range vs {
 		out[i] = j.runOne(i, v, progress)
 	}
@@ -188,83 +170,54 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 	out.Label = v.Label
 	defer func() {
 		if r := recover(); r != nil {
-			out = runOut{Label: v.Label, Err: &jobError{Kind: "internal", Variant: v.Label,
-				Msg: fmt.Sprintf("internal error: %v\n%s", r, debug.Stack())}}
+			out = runOut{Label: v.Label, Err: &jobError{Kind: string(replay.KindInternal), Variant: v.Label,
+				Msg: fmt.Sprintf("internal error: %v", r)}}
 		}
 	}()
-	fail := func(err error) runOut {
-		e := classify(err)
-		e.Variant = v.Label
-		return runOut{Label: v.Label, Err: e}
-	}
 	name := j.Name
 	if name == "" {
 		name = "config.yaml"
 	}
-	sets := append(slices.Clip(j.Overrides), v.Sets...)
-	cfg, err := config.Parse(name, "", []byte(j.Config), sets)
-	if err != nil {
-		return fail(err)
-	}
-	wl, err := replay.Workload(cfg, j.opener())
-	if err != nil {
-		return fail(err)
-	}
-	opts := engine.Options{MaxPasses: j.MaxPasses}
+	job := replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
+		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
+		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true}}
 	if progress != nil {
-		opts.Progress = func(done, total int) { progress(i, done, total) }
-	}
-	var rr *record.Recorder
-	if j.Passes {
-		if wl.Rows <= MaxRecordRequests {
-			rr = record.NewRecorder()
-			opts.Observer = rr
-		} else {
-			out.RecordNote = fmt.Sprintf("the pass view keeps the per-pass record of runs of at most %d requests; this one has %d",
-				MaxRecordRequests, wl.Rows)
-		}
+		job.Progress = func(done, total int) { progress(i, done, total) }
 	}
 	start := time.Now()
-	res, err := replay.Run(cfg, wl, opts)
+	o, err := replay.Run(job)
 	if err != nil {
-		return fail(err)
+		e := asJobError(err)
+		e.Variant = v.Label
+		return runOut{Label: v.Label, Err: e}
 	}
 	elapsed := time.Since(start)
-	if progress != nil {
-		n := len(res.Records)
-		progress(i, n, n)
-	}
-	out.Prediction = res.PredictionJSON()
-	if j.Requests {
-		out.RequestsJS = res.RequestsJSONL()
-	}
-	out.View = view(res)
+	out.Prediction = o.Prediction
+	out.RequestsJS = o.Requests
+	out.View = view(o)
 	out.View.Label = v.Label
 	out.View.ElapsedMs = float64(elapsed.Microseconds()) / 1000
-	out.Result = res
-	if rr != nil {
-		out.Record = rr.Record()
-	}
+	out.Output, out.Record, out.RecordNote = o, o.Record, o.RecordNote
 	return out
 }
 
-// view computes what the UI shows of res.
-func view(res *replay.Result) proto.View {
+// view computes what the UI shows of a run.
+func view(res *replay.Output) proto.View {
 	s := res.Summary
 	v := proto.View{Recomputed: s.CommittedPrefillTokens, Restored: s.FirstAdmissionHostTokens,
 		TTFTP50: s.TTFT.Median, TTFTP99: s.TTFT.P99, Requests: s.NumRequests, Completed: s.CompletedRequests,
 		Rejected: s.RejectedRequests, Preemptions: s.Preemptions, DurationMs: s.DurationMs, HasHost: s.G2 != nil,
 		InputTokens: s.TotalInputTokens}
-	v.Passes = res.Engine.RunStats().Passes
+	v.Passes = res.Stats.Passes
 	turns := map[int]*proto.Turn{}
 	for i := range res.Records {
 		r := &res.Records[i]
 		row := proto.Row{ID: r.RequestID, Session: r.SessionID, Turn: r.Turn, TTFT: -1, Input: r.InputLength,
 			Status: r.Status, Prefill: r.PrefillWorker, Decode: r.DecodeWorker}
 		v.PD = v.PD || r.DecodeWorker >= 0
-		admitted := !math.IsNaN(r.FirstAdmitMs)
+		admitted := !math.IsNaN(float64(r.FirstAdmitMs))
 		if r.Tokens >= 1 {
-			row.TTFT = r.FirstTokenMs - r.ArrivalMs
+			row.TTFT = float64(r.FirstTokenMs - r.ArrivalMs)
 		}
 		if admitted {
 			if r.HasHost {
@@ -300,17 +253,9 @@ func view(res *replay.Result) proto.View {
 
 // check validates an uploaded trace the way a run would read it.
 func (j *job) check() (info proto.TraceInfo, jerr *jobError) {
-	defer func() {
-		if r := recover(); r != nil {
-			jerr = &jobError{Kind: "internal", Msg: fmt.Sprintf("internal error: %v", r)}
-		}
-	}()
-	wl, err := trace.Read(strings.NewReader(j.Text), trace.Options{Name: j.Name, Format: j.Format, BlockSize: j.BlockSize})
+	t, err := replay.CheckTrace(j.Name, []byte(j.Text), j.Format, j.BlockSize)
 	if err != nil {
-		return info, classify(err)
+		return info, asJobError(err)
 	}
-	info.Name = j.Name
-	info.Sessions = len(wl.Sessions)
-	info.Requests = wl.Rows
-	return info, nil
+	return proto.TraceInfo{Name: j.Name, Sessions: t.Sessions, Requests: t.Requests}, nil
 }

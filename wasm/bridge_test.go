@@ -8,9 +8,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/replay/replaytest"
 	"github.com/kvsim/kvsim/traces"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
@@ -21,8 +20,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from native r
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// goldenCases are acceptance.md §A rows (and §B) whose reports the bridge
-// must reproduce byte for byte.
+// goldenCases are docs/model/acceptance.md ("Case A: connector comparison")
+// rows (and §B) whose reports the bridge must reproduce byte for byte.
 var goldenCases = []struct {
 	name, config string
 	sets         []string
@@ -54,19 +53,12 @@ func TestGoldenNative(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := config.Parse(c.config, "", data, c.sets)
+			res, err := replay.Run(replay.Job{Name: c.config, Config: data, Sets: c.sets,
+				Traces: replay.Traces{Builtin: true}, Capture: replay.Capture{Requests: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wl, err := replay.Workload(cfg, traces.Open)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := replay.Run(cfg, wl, engine.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for kind, got := range map[string][]byte{"prediction.json": res.PredictionJSON(), "requests.jsonl": res.RequestsJSONL()} {
+			for kind, got := range map[string][]byte{"prediction.json": res.Prediction, "requests.jsonl": res.Requests} {
 				p := goldenPath(c.name, kind)
 				if *update {
 					if err := os.WriteFile(p, got, 0o644); err != nil {
@@ -196,7 +188,10 @@ func TestErrorsAreClassified(t *testing.T) {
 			hostOffload + ".num_host_blocks", 0},
 		{"trace", string(mustRead(t, "connectors.yaml")), nil, map[string]string{"delta-sessions.jsonl": "{not json\n"}, "trace", "", 1},
 		{"missing trace", "traffic:\n  source: {type: trace, paths: [nope.jsonl], block_size: 16}\n  load: {type: concurrency, concurrency: 1}\n" +
-			string(mustRead(t, "connectors.yaml"))[bytes.Index(mustRead(t, "connectors.yaml"), []byte("engine:")):], nil, nil, "run", "", 0},
+			string(mustRead(t, "connectors.yaml"))[bytes.Index(mustRead(t, "connectors.yaml"), []byte("engine:")):], nil, nil, "trace",
+			"traffic.source.paths[0]", 2},
+		{"over the limits", string(mustRead(t, "connectors.yaml")), []string{"engine.workers.aggregated.kv_cache.capacity.blocks=10000000"}, nil,
+			"limit", "engine.workers.aggregated.kv_cache.capacity.blocks", 0},
 		{"disaggregated", string(mustRead(t, "connectors.yaml")), []string{"engine.mode=disaggregated"}, nil, "config", "", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -235,4 +230,27 @@ func mustRead(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestOversizedJobsAreRefused: jobs over replay.DefaultLimits come back as
+// one "limit" error per variant, with core/replay's message (the CLI and
+// the worker API give the same: cmd/kvsim/limits_test.go,
+// worker/api/limits_test.go).
+func TestOversizedJobsAreRefused(t *testing.T) {
+	conn := mustRead(t, "connectors.yaml")
+	for name, sets := range replaytest.Oversized {
+		t.Run(name, func(t *testing.T) {
+			want := replay.Check(replay.Job{Name: "config.yaml", Config: conn, Sets: sets})
+			if want == nil {
+				t.Fatal("replay.Check accepts the job")
+			}
+			j := &job{Op: proto.OpRun, Config: string(conn), Overrides: sets, Passes: true,
+				Variants: []proto.Variant{{Label: "a"}, {Label: "b", Sets: []string{hostOffload + ".connector=simple_cpu_v0_32"}}}}
+			for i, o := range j.run(nil) {
+				if o.Err == nil || o.Err.Kind != "limit" || o.Err.Msg != want.Error() {
+					t.Errorf("variant %d: %+v; want %q", i, o.Err, want.Error())
+				}
+			}
+		})
+	}
 }

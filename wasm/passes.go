@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -130,8 +131,8 @@ func (p *passes) indexPass(k, pass int) {
 			continue
 		}
 		tl := p.tl[v][k]
-		tl.Start = append(tl.Start, in.StartMs)
-		tl.End = append(tl.End, in.EndMs)
+		tl.Start = append(tl.Start, float64(in.StartMs))
+		tl.End = append(tl.End, float64(in.EndMs))
 		var c [proto.NumMarks]uint16
 		copies := false
 		p.kinds = rec.EventKinds(k, pass, p.kinds[:0])
@@ -198,11 +199,11 @@ func (p *passes) indexPass(k, pass int) {
 // transfer lanes.
 var transferKind = map[string]bool{"d2h_submit": true, "h2d_submit": true, "d2h_complete": true, "h2d_complete": true}
 
-func deref(f *float64) float64 {
+func deref(f *vtime.Time) float64 {
 	if f == nil {
 		return math.NaN()
 	}
-	return *f
+	return float64(*f)
 }
 
 // tierBlock is a block held in a tier (1: G1, 2: G2), by name: block ids
@@ -389,7 +390,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		b = append(b, n...)
 	}
 	in := s.Info
-	m := proto.FrameMeta{Pass: in.Pass, Final: in.Final, StartMs: in.StartMs, ComputeStartMs: in.ComputeStartMs, EndMs: in.EndMs,
+	m := proto.FrameMeta{Pass: in.Pass, Final: in.Final, StartMs: float64(in.StartMs), ComputeStartMs: float64(in.ComputeStartMs), EndMs: float64(in.EndMs),
 		Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
 	for _, sc := range in.Scheduled {
 		if len(m.Work) < 8 {

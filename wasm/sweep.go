@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -66,17 +65,23 @@ func (s *sweepJob) plan() (*sweep.Plan, *jobError) {
 }
 
 // sweepError places a sweep error: a --vary problem goes next to the
-// grid, a config problem is the config's error.
+// grid, a point that failed to run keeps its replay error's kind, a config
+// problem is the config's error.
 func sweepError(err error) *jobError {
 	if se, ok := err.(*sweep.Error); ok {
-		return &jobError{Kind: "sweep", Msg: se.Error(), Path: se.Arg}
+		je := &jobError{Kind: "sweep", Msg: se.Error(), Path: se.Arg}
+		if se.Err != nil {
+			je.Kind = asJobError(se.Err).Kind
+		}
+		return je
 	}
-	return classify(err)
+	return asJobError(err)
 }
 
-// recovered turns a panic into an internal error.
+// recovered turns a panic into an internal error (without a stack: the
+// page never shows one).
 func recovered(r any) *jobError {
-	return &jobError{Kind: "internal", Msg: fmt.Sprintf("internal error: %v\n%s", r, debug.Stack())}
+	return &jobError{Kind: "internal", Msg: fmt.Sprintf("internal error: %v", r)}
 }
 
 // info describes the plan for the page: the axes, the x axis and the
@@ -133,7 +138,7 @@ func (s *sweepJob) point(i int) (summary []byte, pt proto.SweepPoint, jerr *jobE
 	}
 	j := &job{Traces: s.Traces}
 	start := time.Now()
-	summary, err := p.Evaluate(i, j.opener(), sweep.Options{})
+	summary, err := p.Evaluate(i, j.traces(), sweep.Options{})
 	if err != nil {
 		return nil, pt, sweepError(err)
 	}

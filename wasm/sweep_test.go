@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/sweep"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -35,7 +36,7 @@ func TestSweepGoldenNative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Run(traces.Open, sweep.Options{Parallel: 4})
+	res, err := p.Run(replay.Traces{Builtin: true}, sweep.Options{Parallel: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

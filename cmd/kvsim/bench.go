@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/trace"
 )
 
 const benchHelp = `usage: kvsim bench [--runs N] [--sessions N] [--host-offload BLOCKS [--connector NAME]]
 
-Times the benchmark of acceptance.md §E: the whole CLI run
+Times the benchmark of docs/model/acceptance.md (case E): the whole CLI run
   kvsim predict --config bench.yaml --output-dir DIR --format json --overwrite
 as a child process of this binary, on a pre-generated trace of 10,000 sessions × 6
 turns of the §A shape (generation is not timed) and the §A config with concurrency 64,
@@ -44,9 +45,10 @@ const (
 	benchConfigFile = "bench.yaml"
 )
 
-// benchConfig is acceptance.md §E's config: traces/connectors.yaml with the
-// §E settings. TestBenchConfigIsConnectorsWithBenchSets keeps the two in
-// step. hostBlocks > 0 adds a G2 tier (connector "" = the default profile).
+// benchConfig is docs/model/acceptance.md ("Case E: the benchmark")'s config:
+// traces/connectors.yaml with the §E settings.
+// TestBenchConfigIsConnectorsWithBenchSets keeps the two in step. hostBlocks >
+// 0 adds a G2 tier (connector "" = the default profile).
 func benchConfig(hostBlocks int, connector string) string {
 	host := ""
 	if hostBlocks > 0 {
@@ -56,7 +58,7 @@ func benchConfig(hostBlocks int, connector string) string {
 		}
 		host += "}\n"
 	}
-	return `# acceptance.md §E: the §A config (traces/connectors.yaml) with concurrency 64,
+	return `# Case E of docs/model/acceptance.md: the §A config (traces/connectors.yaml) with concurrency 64,
 # max_sequences 64, max_batched_tokens 8192 and 8192 G1 blocks. Written by kvsim bench.
 traffic:
   source: {type: trace, format: mooncake-delta, paths: [` + benchTraceFile + `], block_size: 16}
@@ -80,7 +82,7 @@ engine:
 `
 }
 
-var connectorProfiles = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
+var connectorProfiles = config.Connectors
 
 // benchRun is one timed child run.
 type benchRun struct {
@@ -134,10 +136,10 @@ func runBench(e *env, args []string) error {
 		if name == "" {
 			name = config.ConnectorOffloadingV024 + " (default)"
 		}
-		tier = fmt.Sprintf("host offload %s blocks, %s", groupInt(int64(hostBlocks)), name)
+		tier = fmt.Sprintf("host offload %s blocks, %s", numfmt.Thousands(int64(hostBlocks)), name)
 	}
 	fmt.Fprintf(e.stderr, "kvsim bench: %s sessions × %d turns = %s requests, %s; %d runs\n",
-		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier, runs)
+		numfmt.Thousands(int64(sessions)), trace.ConnectorsTraceDefault().Turns, numfmt.Thousands(int64(requests)), tier, runs)
 
 	// With a tier, every run is paired with a run without one, in
 	// alternating order: the machine's speed drifts more between separate
@@ -222,7 +224,7 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 		t.add("run", "wall s", "requests/s")
 	}
 	for i, r := range results {
-		row := []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", r.wall.Seconds()), groupInt(int64(float64(requests) / r.wall.Seconds()))}
+		row := []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", r.wall.Seconds()), numfmt.Thousands(int64(float64(requests) / r.wall.Seconds()))}
 		if len(base) > 0 {
 			row = append(row, fmt.Sprintf("%.3f", base[i].wall.Seconds()))
 		}
@@ -233,13 +235,13 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 	st := mid.stats
 	t.add("")
 	t.add("median wall time s", fmt.Sprintf("%.3f", sec))
-	t.add("simulated requests/s", groupInt(int64(float64(requests)/sec)))
-	t.add("passes", groupInt(st.Passes))
-	t.add("passes/s", groupInt(int64(float64(st.Passes)/sec)))
-	t.add("ns per simulated request", groupInt(int64(sec*1e9/float64(requests))))
-	t.add("heap allocations", groupInt(int64(st.Mallocs)))
+	t.add("simulated requests/s", numfmt.Thousands(int64(float64(requests)/sec)))
+	t.add("passes", numfmt.Thousands(st.Passes))
+	t.add("passes/s", numfmt.Thousands(int64(float64(st.Passes)/sec)))
+	t.add("ns per simulated request", numfmt.Thousands(int64(sec*1e9/float64(requests))))
+	t.add("heap allocations", numfmt.Thousands(int64(st.Mallocs)))
 	t.add("heap allocations per request", fmt.Sprintf("%.2f", float64(st.Mallocs)/float64(requests)))
-	t.add("heap bytes allocated", groupInt(int64(st.TotalAlloc)))
+	t.add("heap bytes allocated", numfmt.Thousands(int64(st.TotalAlloc)))
 	if len(base) > 0 {
 		baseWall, _ := medianRun(base)
 		var sum, sumBase time.Duration
@@ -251,8 +253,8 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 		t.add("× no host offload (medians)", fmt.Sprintf("%.3f", sec/baseWall.Seconds()))
 		t.add("× no host offload (sums)", fmt.Sprintf("%.3f", sum.Seconds()/sumBase.Seconds()))
 	}
-	fmt.Fprintf(e.stdout, "kvsim bench (acceptance.md §E): %s sessions × %d turns = %s requests, %s\n",
-		groupInt(int64(sessions)), trace.ConnectorsTraceDefault().Turns, groupInt(int64(requests)), tier)
+	fmt.Fprintf(e.stdout, "kvsim bench (docs/model/acceptance.md, case E): %s sessions × %d turns = %s requests, %s\n",
+		numfmt.Thousands(int64(sessions)), trace.ConnectorsTraceDefault().Turns, numfmt.Thousands(int64(requests)), tier)
 	fmt.Fprintf(e.stdout, "%s %s/%s, GOMAXPROCS %d, %d CPUs, median of %d runs\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), len(results))
 	return t.write(e.stdout)

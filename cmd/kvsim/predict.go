@@ -12,8 +12,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -22,7 +21,7 @@ const predictHelp = `usage: kvsim predict [--config FILE] [--output-dir DIR] [--
                      [--capture-per-request] [--capture-passes] [--set PATH=VALUE]...
                      [--overwrite] [--stack engine]
 
-Replays the config's traffic and reports what happened (replay-model.md §14).
+Replays the config's traffic and reports what happened (docs/model/report.md).
 
   --config FILE           the YAML config; trace paths in it resolve against FILE's
                           directory. Without it, the built-in traces/connectors.yaml
@@ -97,93 +96,84 @@ func runPredict(e *env, args []string) error {
 }
 
 func predict(e *env, f *predictFlags, start time.Time) error {
-	cfg, open, err := loadConfig(e, f.config, f.sets)
+	job, err := configJob(f.config)
 	if err != nil {
 		return err
+	}
+	job.Sets = f.sets
+	if f.config == "" {
+		fmt.Fprintf(e.stderr, "kvsim: no --config: running the built-in traces/%s with %s=null (acceptance §A, first row)\n",
+			defaultExample, hostOffloadPath)
+		job.Sets = append([]string{hostOffloadPath + "=null"}, f.sets...)
 	}
 	if f.outputDir != "" {
 		if err := checkOutputDir(f.outputDir, f.overwrite); err != nil {
 			return err
 		}
 	}
-	var capture *passCapture
-	if f.passes {
-		if capture, err = newPassCapture(cfg); err != nil {
-			return err
-		}
-	}
-	wl, err := replay.Workload(cfg, open)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Name, err)
-	}
-	opts := engine.Options{}
-	if capture != nil {
-		opts.Observer = capture.Observer
-	}
+	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes}
 	bar := newProgress(e.stderr, e.tty)
 	if bar != nil {
-		opts.Progress = bar.update
+		job.Progress = bar.update
 	}
-	res, err := replay.Run(cfg, wl, opts)
+	out, err := replay.Run(job)
 	bar.finish()
 	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Name, err)
+		return err
 	}
 	if f.outputDir != "" {
-		if err := writeReports(f, res, capture); err != nil {
+		if err := writeReports(f.outputDir, out); err != nil {
 			return err
 		}
 	}
 	switch f.format {
 	case "json":
-		if _, err := e.stdout.Write(append(res.SummaryJSON(), '\n')); err != nil {
+		if _, err := e.stdout.Write(append(out.SummaryJSON(), '\n')); err != nil {
 			return err
 		}
 	default:
-		if err := writeTable(e.stdout, &res.Summary); err != nil {
+		if err := writeTable(e.stdout, &out.Summary); err != nil {
 			return err
 		}
 	}
 	wall := time.Since(start)
 	fmt.Fprintf(e.stderr, "kvsim: wall time %s (%s requests, %s passes)\n", wall.Round(time.Microsecond),
-		groupInt(int64(res.Summary.NumRequests)), groupInt(res.Engine.Passes))
+		numfmt.Thousands(int64(out.Summary.NumRequests)), numfmt.Thousands(out.Stats.Passes))
 	if f.benchStats {
-		return writeBenchStats(e.stderr, res)
+		return writeBenchStats(e.stderr, out)
 	}
 	return nil
 }
 
-// loadConfig parses --config (or the default example) with the --set
-// overrides and returns the opener for its trace paths.
-func loadConfig(e *env, path string, sets []string) (*config.Config, replay.Opener, error) {
+// configJob reads --config into a replay job: trace paths resolve against
+// the config file's directory. Without a path it is the built-in
+// traces/connectors.yaml, which reads the built-in traces.
+func configJob(path string) (replay.Job, error) {
 	if path == "" {
-		fmt.Fprintf(e.stderr, "kvsim: no --config: running the built-in traces/%s with %s=null (acceptance §A, first row)\n",
-			defaultExample, hostOffloadPath)
 		data, err := traces.Read(defaultExample)
 		if err != nil {
-			return nil, nil, err
+			return replay.Job{}, err
 		}
-		overrides := append([]string{hostOffloadPath + "=null"}, sets...)
-		cfg, err := config.Parse("traces/"+defaultExample, ".", data, overrides)
-		return cfg, traces.Open, err
+		return replay.Job{Name: "traces/" + defaultExample, Dir: ".", Config: data, Traces: replay.Traces{Builtin: true}}, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return replay.Job{}, err
 	}
 	dir := filepath.Dir(path)
-	cfg, err := config.Parse(path, dir, data, sets)
-	if err != nil {
-		return nil, nil, err
-	}
-	open := func(p string) (io.ReadCloser, error) {
+	return replay.Job{Name: path, Dir: dir, Config: data, Traces: replay.Traces{Files: filesIn(dir)}}, nil
+}
+
+// filesIn opens trace paths as written in a config in dir: relative paths
+// resolve against dir.
+func filesIn(dir string) replay.Opener {
+	return func(p string) (io.ReadCloser, error) {
 		p = filepath.FromSlash(p)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
 		return os.Open(p)
 	}
-	return cfg, open, nil
 }
 
 // checkOutputDir fails unless dir is missing, empty, or --overwrite is
@@ -209,11 +199,11 @@ func checkOutputDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// writeReports writes the report files. With --overwrite, a report file
-// this run does not produce (left by an earlier run) is removed so the
-// directory never mixes two runs.
-func writeReports(f *predictFlags, res *replay.Result, capture *passCapture) error {
-	if err := os.MkdirAll(f.outputDir, 0o755); err != nil {
+// writeReports writes the report files of out into dir. With --overwrite,
+// a report file this run does not produce (left by an earlier run) is
+// removed so the directory never mixes two runs.
+func writeReports(dir string, out *replay.Output) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	files := []struct {
@@ -221,12 +211,12 @@ func writeReports(f *predictFlags, res *replay.Result, capture *passCapture) err
 		on    bool
 		write func(w io.Writer) error
 	}{
-		{predictionFile, true, bytesWriter(res.PredictionJSON)},
-		{requestsFile, f.perRequest, bytesWriter(res.RequestsJSONL)},
-		{passesFile, capture != nil, func(w io.Writer) error { return capture.WriteJSONL(w) }},
+		{predictionFile, true, bytesWriter(out.Prediction)},
+		{requestsFile, out.Requests != nil, bytesWriter(out.Requests)},
+		{passesFile, out.Record != nil, func(w io.Writer) error { return out.Record.WriteJSONL(w) }},
 	}
 	for _, file := range files {
-		p := filepath.Join(f.outputDir, file.name)
+		p := filepath.Join(dir, file.name)
 		if !file.on {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
@@ -240,9 +230,9 @@ func writeReports(f *predictFlags, res *replay.Result, capture *passCapture) err
 	return nil
 }
 
-func bytesWriter(b func() []byte) func(io.Writer) error {
+func bytesWriter(b []byte) func(io.Writer) error {
 	return func(w io.Writer) error {
-		_, err := w.Write(b())
+		_, err := w.Write(b)
 		return err
 	}
 }
@@ -278,11 +268,11 @@ type benchStats struct {
 
 const benchStatsKey = "bench_stats"
 
-func writeBenchStats(w io.Writer, res *replay.Result) error {
+func writeBenchStats(w io.Writer, out *replay.Output) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b, err := json.Marshal(map[string]benchStats{benchStatsKey: {Requests: res.Summary.NumRequests,
-		Passes: res.Engine.Passes, Mallocs: ms.Mallocs, TotalAlloc: ms.TotalAlloc}})
+	b, err := json.Marshal(map[string]benchStats{benchStatsKey: {Requests: out.Summary.NumRequests,
+		Passes: out.Stats.Passes, Mallocs: ms.Mallocs, TotalAlloc: ms.TotalAlloc}})
 	if err != nil {
 		return err
 	}

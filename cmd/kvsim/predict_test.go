@@ -18,10 +18,10 @@ var update = flag.Bool("update", false, "rewrite cmd/kvsim/testdata/golden from 
 // exercise trace paths resolved against the config's directory.
 const examples = "../../traces"
 
-// goldenCases are acceptance.md §A (all seven rows) and §B, run through
-// predict with --capture-per-request. restored and recomputed are the
-// published figures, checked before the bytes so that -update cannot bless
-// a wrong run.
+// goldenCases are docs/model/acceptance.md ("Case A: connector comparison")
+// (all seven rows) and §B, run through predict with --capture-per-request.
+// restored and recomputed are the published figures, checked before the bytes
+// so that -update cannot bless a wrong run.
 var goldenCases = []struct {
 	name                 string
 	config               string
@@ -473,7 +473,7 @@ func TestPredict(t *testing.T) {
 			args: func(c *ctx) []string { return []string{"predict", "--config", filepath.Join(c.dir, "g2-restore.yaml")} },
 			code: exitError,
 			check: func(c *ctx) {
-				want := "g2-restore.yaml: traffic.source.paths[0]: open " + filepath.Join(c.dir, "g2-restore.jsonl") + ": no such file"
+				want := "g2-restore.yaml:3:51: traffic.source.paths[0]: open " + filepath.Join(c.dir, "g2-restore.jsonl") + ": no such file"
 				if !strings.Contains(c.stderr, want) {
 					c.t.Errorf("stderr %q lacks %q", c.stderr, want)
 				}

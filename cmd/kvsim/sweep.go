@@ -10,10 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/sweep"
 	"github.com/kvsim/kvsim/plot"
-	"github.com/kvsim/kvsim/traces"
 )
 
 const sweepHelp = `usage: kvsim sweep [--config FILE] [--vary PATH=V1,V2,…]… [--set PATH=VALUE]…
@@ -76,30 +74,11 @@ func runSweep(e *env, args []string) error {
 		return usagef("sweep: --parallel must be at least 1, got %d", *parallel)
 	}
 
-	spec := sweep.Spec{Sets: sets, Vary: vary}
-	var open replay.Opener
-	if *configPath == "" {
-		data, err := traces.Read(sweep.DefaultConfig)
-		if err != nil {
-			return err
-		}
-		spec.Name, spec.Dir, spec.Data = "traces/"+sweep.DefaultConfig, ".", data
-		open = traces.Open
-	} else {
-		data, err := os.ReadFile(*configPath)
-		if err != nil {
-			return err
-		}
-		dir := filepath.Dir(*configPath)
-		spec.Name, spec.Dir, spec.Data = *configPath, dir, data
-		open = func(p string) (io.ReadCloser, error) {
-			p = filepath.FromSlash(p)
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			return os.Open(p)
-		}
+	job, err := configJob(*configPath)
+	if err != nil {
+		return err
 	}
+	spec := sweep.Spec{Name: job.Name, Dir: job.Dir, Data: job.Config, Sets: sets, Vary: vary}
 	if len(spec.Vary) == 0 {
 		spec.Vary = sweep.DefaultVary
 	}
@@ -134,7 +113,7 @@ func runSweep(e *env, args []string) error {
 	}
 
 	bar := &sweepBar{w: e.stderr, on: e.tty, start: time.Now()}
-	res, err := p.Run(open, sweep.Options{Parallel: *parallel, Progress: bar.update})
+	res, err := p.Run(job.Traces, sweep.Options{Parallel: *parallel, Progress: bar.update})
 	bar.finish()
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/report"
 )
 
@@ -15,20 +16,20 @@ import (
 // report; the JSON keeps full precision, the table rounds.
 func writeTable(w io.Writer, s *report.Summary) error {
 	var t textTable
-	t.add("num_requests", groupInt(int64(s.NumRequests)))
-	t.add("completed_requests", groupInt(int64(s.CompletedRequests)))
+	t.add("num_requests", numfmt.Thousands(int64(s.NumRequests)))
+	t.add("completed_requests", numfmt.Thousands(int64(s.CompletedRequests)))
 	if s.RejectedRequests > 0 {
-		t.add("rejected_requests", groupInt(int64(s.RejectedRequests)))
+		t.add("rejected_requests", numfmt.Thousands(int64(s.RejectedRequests)))
 	}
-	t.add("total_input_tokens", groupInt(s.TotalInputTokens))
-	t.add("total_output_tokens", groupInt(s.TotalOutputTokens))
-	t.add("committed_prefill_tokens", groupInt(s.CommittedPrefillTokens))
+	t.add("total_input_tokens", numfmt.Thousands(s.TotalInputTokens))
+	t.add("total_output_tokens", numfmt.Thousands(s.TotalOutputTokens))
+	t.add("committed_prefill_tokens", numfmt.Thousands(s.CommittedPrefillTokens))
 	if s.G2 != nil {
-		t.add("restored (first_admission_host_reused_input_tokens)", groupInt(s.FirstAdmissionHostTokens))
+		t.add("restored (first_admission_host_reused_input_tokens)", numfmt.Thousands(s.FirstAdmissionHostTokens))
 	}
 	t.add("prefix_cache_reused_ratio", strconv.FormatFloat(s.PrefixCacheReusedRatio, 'f', 4, 64))
 	t.add("first_admission_prefix_cache_reused_ratio", strconv.FormatFloat(s.FirstAdmissionPrefixCacheReusedRatio, 'f', 4, 64))
-	t.add("preemptions", groupInt(s.Preemptions))
+	t.add("preemptions", numfmt.Thousands(s.Preemptions))
 	t.add("duration_ms", ms(s.DurationMs))
 	t.add("request_throughput_rps", strconv.FormatFloat(s.RequestThroughputRPS, 'f', 2, 64))
 	t.add("")
@@ -37,23 +38,23 @@ func writeTable(w io.Writer, s *report.Summary) error {
 		name string
 		d    report.Dist
 	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e_latency", s.E2E}} {
-		t.add(d.name, groupInt(int64(d.d.N)), ms(d.d.Mean), ms(d.d.Median), ms(d.d.P99))
+		t.add(d.name, numfmt.Thousands(int64(d.d.N)), ms(d.d.Mean), ms(d.d.Median), ms(d.d.P99))
 	}
 	if g := s.G2; g != nil {
 		t.add("")
 		t.add("G2", "jobs", "blocks", "bytes")
-		t.add("stores (g2_store_*)", groupInt(g.StoreJobs), groupInt(g.StoreBlocks), groupInt(g.StoreBytes))
-		t.add("loads (g2_load_*)", groupInt(g.LoadJobs), groupInt(g.LoadBlocks), groupInt(g.LoadBytes))
-		t.add("g2_lookups", groupInt(g.Lookups))
-		t.add("g2_lookup_hits", groupInt(g.LookupHits))
-		t.add("g2_lookup_defers", groupInt(g.LookupDefers))
-		t.add("g2_evictions", groupInt(g.Evictions))
+		t.add("stores (g2_store_*)", numfmt.Thousands(g.StoreJobs), numfmt.Thousands(g.StoreBlocks), numfmt.Thousands(g.StoreBytes))
+		t.add("loads (g2_load_*)", numfmt.Thousands(g.LoadJobs), numfmt.Thousands(g.LoadBlocks), numfmt.Thousands(g.LoadBytes))
+		t.add("g2_lookups", numfmt.Thousands(g.Lookups))
+		t.add("g2_lookup_hits", numfmt.Thousands(g.LookupHits))
+		t.add("g2_lookup_defers", numfmt.Thousands(g.LookupDefers))
+		t.add("g2_evictions", numfmt.Thousands(g.Evictions))
 	}
 	if len(s.Domains) > 0 {
 		t.add("")
 		t.add("g2_domains", "capacity", "resident", "used")
 		for i, d := range s.Domains {
-			t.add(fmt.Sprintf("[%d]", i), groupInt(int64(d.CapacityBlocks)), groupInt(int64(d.ResidentBlocks)), groupInt(int64(d.UsedBlocks)))
+			t.add(fmt.Sprintf("[%d]", i), numfmt.Thousands(int64(d.CapacityBlocks)), numfmt.Thousands(int64(d.ResidentBlocks)), numfmt.Thousands(int64(d.UsedBlocks)))
 		}
 	}
 	return t.write(w)
@@ -91,26 +92,6 @@ func (t *textTable) write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// groupInt formats n with thousands separators: 20,320.
-func groupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // ms formats milliseconds with up to three decimals, trailing zeros cut.

@@ -19,11 +19,11 @@ func (d *decoder) crossCheck(c *Config) {
 	}
 }
 
-// agenticEngine applies replay-model.md §1.6: agentic traffic supports G2
-// only on static vLLM workers (always true here) with attention DP 1
-// everywhere, no G3, and one aggregated worker, one prefill and one decode
-// worker, or several aggregated workers each with a private G2. The order
-// of the checks and the messages follow aisimulate's
+// agenticEngine applies docs/model/config.md ("Agentic restrictions"): agentic
+// traffic supports G2 only on static vLLM workers (always true here) with
+// attention DP 1 everywhere, no G3, and one aggregated worker, one prefill and
+// one decode worker, or several aggregated workers each with a private G2. The
+// order of the checks and the messages follow aisimulate's
 // validate_agentic_host_offload and tests/test_agentx_g2.py; the rule
 // applies to every role once any role has G2, including a P/D role
 // without one.

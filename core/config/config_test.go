@@ -35,6 +35,9 @@ func diff(t *testing.T, got, want any) {
 			walk(path, g.Elem(), w.Elem())
 		case reflect.Struct:
 			for i := range g.NumField() {
+				if !g.Type().Field(i).IsExported() {
+					continue // bookkeeping such as where keys were written
+				}
 				walk(path+"."+g.Type().Field(i).Name, g.Field(i), w.Field(i))
 			}
 		default:
@@ -554,5 +557,30 @@ func TestErrorFields(t *testing.T) {
 	}
 	if *e != want {
 		t.Errorf("got %+v, want %+v", *e, want)
+	}
+}
+
+func TestErrorAtPlacesPathsLikeTheDecoder(t *testing.T) {
+	const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
+	// testdata/connectors.yaml line 20: "        capacity: {type: fixed, blocks: 128}"
+	_, c, err := ParsePlaced("c.yaml", "", readCase(t, "connectors.yaml"), []string{"traffic.load.concurrency=8", hostOffload + "=null"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		// a written key: its value's position
+		{"engine.workers.aggregated.kv_cache.capacity.blocks", "c.yaml:20:41: engine.workers.aggregated.kv_cache.capacity.blocks: m"},
+		// an override: named as the CLI wrote it
+		{"traffic.load.concurrency", "--set traffic.load.concurrency=8: traffic.load.concurrency: m"},
+		// a key not written (removed by an override): the nearest written
+		// ancestor's position (kv_cache's first key, line 17)
+		{hostOffload + ".num_host_blocks", "c.yaml:17:9: " + hostOffload + ".num_host_blocks: m"},
+	} {
+		if got := c.ErrorAt(tc.path, "m").Error(); got != tc.want {
+			t.Errorf("ErrorAt(%s) = %q; want %q", tc.path, got, tc.want)
+		}
+	}
+	if e := c.Place((&Config{Name: "c.yaml"}).Refuse(hostOffload, "m")); e.Error() != "c.yaml:17:9: "+hostOffload+": m" {
+		t.Errorf("Place(Refuse) = %q", e.Error())
 	}
 }

@@ -1,6 +1,6 @@
 // Package config owns the replay configuration: it turns the YAML of an
 // engine-replay run (the `predict` schema subset of ai-dynamo/aisimulate,
-// replay-model.md §1) into a validated Config with every default filled
+// docs/model/config.md) into a validated Config with every default filled
 // in. Nothing downstream sees YAML, and nothing here does I/O: Parse gets
 // the bytes, and relative trace paths stay relative to Config.Dir.
 //

@@ -184,8 +184,8 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 		kv.HostOffload = d.hostOffload(hm)
 	}
 	// kvcr is read from kv_cache (where aisimulate's
-	// docs/replay/engine/kv-cache.md puts it) or from host_offload (where
-	// replay-model.md §1.3 lists it), but not from both.
+	// docs/replay/engine/kv-cache.md puts it) or from host_offload
+	// (docs/model/kvcr.md ("Constraints")), but not from both.
 	kvcrPath := ""
 	if hm != nil && hm.has("kvcr") {
 		hm.sub("kvcr")
@@ -255,8 +255,9 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 }
 
 // capacity reads kv_cache.capacity and returns the G1 blocks per DP rank.
-// An absent capacity means type fixed (replay-model.md §1.3, Decision) and
-// then fails for want of blocks or bytes.
+// An absent capacity means type fixed
+// (docs/model/config.md ("KV cache settings"), Decision) and then fails for
+// want of blocks or bytes.
 func (d *decoder) capacity(kvm *mapping, kv KVCache) int {
 	// aisimulate's default capacity brings keys of its own; name the
 	// unsupported type before they fail as unknown keys.
@@ -302,12 +303,12 @@ func (d *decoder) hostOffload(m *mapping) *HostOffload {
 	}
 	ho.D2HBandwidthGBps = m.float("d2h_bandwidth_gbps", 32, nonNegNum)
 	ho.H2DBandwidthGBps = m.float("h2d_bandwidth_gbps", 32, nonNegNum)
-	ho.LatencyToFirstByteMs = m.float("latency_to_first_byte_ms", 0, nonNegNum)
+	ho.LatencyToFirstByteMs = m.ms("latency_to_first_byte_ms", 0, nonNegNum)
 	// The shared bandwidths matter only for cluster_shared; like
 	// aisimulate, a dp_rank_local G2 accepts and ignores them.
 	ho.SharedD2HBandwidthGBps = m.float("shared_d2h_bandwidth_gbps", 80, nonNegNum)
 	ho.SharedH2DBandwidthGBps = m.float("shared_h2d_bandwidth_gbps", 80, nonNegNum)
-	ho.Connector = m.enum("connector", ConnectorOffloadingV024, ConnectorOffloadingV024, ConnectorOffloadingV032, ConnectorSimpleCPUV032)
+	ho.Connector = m.enum("connector", ConnectorOffloadingV024, Connectors...)
 	return ho
 }
 
@@ -326,7 +327,7 @@ func (d *decoder) g3Offload(m *mapping) *G3Offload {
 	}
 	m.require("num_g3_blocks")
 	g.NumBlocks = m.int("num_g3_blocks", 0, positiveInt)
-	g.LatencyToFirstByteMs = m.float("latency_to_first_byte_ms", 0.1, nonNegNum)
+	g.LatencyToFirstByteMs = m.ms("latency_to_first_byte_ms", 0.1, nonNegNum)
 	g.ReadBandwidthGBps = m.float("read_bandwidth_gbps", 10, nonNegNum)
 	g.WriteBandwidthGBps = m.float("write_bandwidth_gbps", 10, nonNegNum)
 	g.SharedReadBandwidthGBps = m.float("shared_read_bandwidth_gbps", 80, nonNegNum)
@@ -357,8 +358,8 @@ func (d *decoder) timing(role *mapping) Timing {
 			m.fail(k, "missing required key (fixed timing needs prefill_ms and decode_ms)")
 		}
 	}
-	t.PrefillMs = m.float("prefill_ms", 0, nonNegNum)
-	t.DecodeMs = m.float("decode_ms", 0, nonNegNum)
+	t.PrefillMs = m.ms("prefill_ms", 0, nonNegNum)
+	t.DecodeMs = m.ms("decode_ms", 0, nonNegNum)
 	return t
 }
 

@@ -18,7 +18,13 @@ import (
 // A rejected config returns a *Error for the first problem found, in a
 // fixed order: YAML syntax, overrides in the order given, traffic, engine,
 // then the checks that relate traffic and engine.
-func Parse(name, dir string, data []byte, overrides []string) (cfg *Config, err error) {
+func Parse(name, dir string, data []byte, overrides []string) (*Config, error) {
+	cfg, _, err := ParsePlaced(name, dir, data, overrides)
+	return cfg, err
+}
+
+// ParsePlaced is Parse that also says where each path was written.
+func ParsePlaced(name, dir string, data []byte, overrides []string) (cfg *Config, places *Places, err error) {
 	d := &decoder{
 		name:    name,
 		aliases: map[*ast.AliasNode]ast.Node{},
@@ -32,7 +38,7 @@ func Parse(name, dir string, data []byte, overrides []string) (cfg *Config, err 
 			if !ok {
 				panic(r)
 			}
-			cfg, err = nil, b.err
+			cfg, places, err = nil, nil, b.err
 		}
 	}()
 	root := d.document(data)
@@ -41,7 +47,7 @@ func Parse(name, dir string, data []byte, overrides []string) (cfg *Config, err 
 	}
 	c := &Config{Name: name, Dir: dir}
 	d.decode(root, c)
-	return c, nil
+	return c, d.places(), nil
 }
 
 // document parses data into the body of its single document (nil for an

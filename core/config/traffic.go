@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Keys of traffic.source, traffic.load and traffic.stop, in the order the
@@ -31,15 +33,15 @@ var (
 
 	stopKeys = []string{"requests", "requests_per_load_unit", "sessions", "sessions_per_load_unit", "max_virtual_time_seconds"}
 
-	// Trace formats aisimulate reads but kvsim does not (replay-model.md
-	// §1.1); named so that the error says "not supported" rather than
-	// "unknown".
+	// Trace formats aisimulate reads but kvsim does not
+	// (docs/model/config.md ("Traffic settings")); named so that the error
+	// says "not supported" rather than "unknown".
 	unsupportedFormats = []string{"weka", "dynamo", "applied_compute_agentic"}
 )
 
-// defaultTraffic is what an omitted traffic block means (replay-model.md
-// §1.1). A supplied traffic block is decoded on its own, never merged
-// with this.
+// defaultTraffic is what an omitted traffic block means
+// (docs/model/config.md ("Traffic settings")). A supplied traffic block is
+// decoded on its own, never merged with this.
 func defaultTraffic() Traffic {
 	return Traffic{
 		Source: Source{Type: SourceSynthetic, InputTokens: 1024, OutputTokens: 128},
@@ -88,7 +90,7 @@ func (d *decoder) source(m *mapping) Source {
 			Turns:             sm.int("turns", 4, atLeastTwo),
 			SharedPrefixRatio: sm.float("shared_prefix_ratio", 0, ratioNum),
 			PrefixGroups:      sm.int("prefix_groups", 0, nonNegInt),
-			InterTurnDelayMs:  sm.float("inter_turn_delay_ms", 0, nonNegNum),
+			InterTurnDelayMs:  sm.ms("inter_turn_delay_ms", 0, nonNegNum),
 		}
 		if s.Session.SharedPrefixRatio > 0 && s.Session.PrefixGroups == 0 {
 			sm.fail("prefix_groups", "must be positive when shared_prefix_ratio is positive")
@@ -122,6 +124,7 @@ func (d *decoder) paths(v ast.Node, path string) []string {
 	if p == "" {
 		d.failNode(seq.Values[0], path, "expected a nonempty path")
 	}
+	d.nodes[path+"[0]"] = seq.Values[0]
 	return []string{p}
 }
 
@@ -227,7 +230,7 @@ func (d *decoder) stop(m *mapping, src Source, l Load) Stop {
 			if src.Format == FormatAgenticMooncake {
 				m.fail("max_virtual_time_seconds", "not supported with agentic_mooncake traces")
 			}
-			s.MaxVirtualTimeMs = m.float("max_virtual_time_seconds", 0, positiveNum) * 1000
+			s.MaxVirtualTimeMs = vtime.Time(m.float("max_virtual_time_seconds", 0, positiveNum) * 1000)
 			s.HasMaxVirtualTime = true
 		}
 		return s

@@ -1,5 +1,7 @@
 package config
 
+import "github.com/kvsim/kvsim/core/vtime"
+
 // A Config is one validated replay configuration with every default filled
 // in. The engine reads only this struct; it never sees YAML.
 type Config struct {
@@ -61,7 +63,7 @@ type Session struct {
 	Turns             int
 	SharedPrefixRatio float64
 	PrefixGroups      int
-	InterTurnDelayMs  float64
+	InterTurnDelayMs  vtime.Time
 }
 
 // Load types.
@@ -82,7 +84,7 @@ type Load struct {
 	Speedup           float64 // trace_timestamps (1 when not set)
 
 	// Agentic controls (agentic_mooncake traces under trace_timestamps
-	// only; replay-model.md §13). The keys live in traffic.load, as in
+	// only; docs/model/agentic.md). The keys live in traffic.load, as in
 	// aisimulate's docs/replay/workloads.md "Agentic Load Controls".
 	AgenticLanes    int              // agentic_lanes; 0 = unset
 	AgenticSnapshot *AgenticSnapshot // agentic_snapshot; nil = unset
@@ -111,7 +113,7 @@ type Stop struct {
 	Sessions int // synthetic-session: resolved likewise
 	// MaxVirtualTimeMs is the soft cutoff for traces; HasMaxVirtualTime
 	// tells whether it was given.
-	MaxVirtualTimeMs  float64
+	MaxVirtualTimeMs  vtime.Time
 	HasMaxVirtualTime bool
 }
 
@@ -196,12 +198,17 @@ const (
 	ScopeWorkerLocal   = "worker_local" // G3 only
 )
 
-// Connector profiles.
+// Connector profiles (docs/model/g2.md, "The rules table").
 const (
 	ConnectorOffloadingV024 = "offloading_v0_24"
 	ConnectorOffloadingV032 = "offloading_v0_32"
 	ConnectorSimpleCPUV032  = "simple_cpu_v0_32"
 )
+
+// Connectors lists the connector profiles in table order: the one list
+// the config's validation, the rules table, sweeps, the CLI and the page
+// share.
+var Connectors = []string{ConnectorOffloadingV024, ConnectorOffloadingV032, ConnectorSimpleCPUV032}
 
 // HostOffload is the G2 (host memory) tier.
 type HostOffload struct {
@@ -209,14 +216,14 @@ type HostOffload struct {
 	Scope                  string
 	D2HBandwidthGBps       float64 // 0 = unlimited
 	H2DBandwidthGBps       float64
-	LatencyToFirstByteMs   float64
+	LatencyToFirstByteMs   vtime.Time
 	SharedD2HBandwidthGBps float64
 	SharedH2DBandwidthGBps float64
 	Connector              string
 	KVCR                   *KVCR
 }
 
-// G3Offload is the storage tier behind G2 (replay-model.md §10).
+// G3Offload is the storage tier behind G2 (docs/model/g3.md).
 type G3Offload struct {
 	Scope                    string // worker_local or cluster_shared
 	NumBlocks                int
@@ -224,13 +231,13 @@ type G3Offload struct {
 	WriteBandwidthGBps       float64
 	SharedReadBandwidthGBps  float64
 	SharedWriteBandwidthGBps float64
-	LatencyToFirstByteMs     float64
+	LatencyToFirstByteMs     vtime.Time
 }
 
-// KVCR is peer fetch between workers' host tiers (replay-model.md §11).
+// KVCR is peer fetch between workers' host tiers (docs/model/kvcr.md).
 // The YAML block is `kvcr: {}`, written in kv_cache (aisimulate's place)
-// or in host_offload (replay-model.md §1.3); it has no keys, so a non-nil
-// KVCR always has Enabled set.
+// or in host_offload (docs/model/kvcr.md ("Constraints")); it has no keys, so
+// a non-nil KVCR always has Enabled set.
 type KVCR struct {
 	Enabled bool
 }
@@ -238,8 +245,8 @@ type KVCR struct {
 // Timing is the fixed pass-time model.
 type Timing struct {
 	Type      string // "fixed"
-	PrefillMs float64
-	DecodeMs  float64
+	PrefillMs vtime.Time
+	DecodeMs  vtime.Time
 }
 
 // Timing modes of a P/D KV transfer.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // maxAliasChain bounds how many anchors and aliases resolve follows to
@@ -501,6 +503,11 @@ func (m *mapping) float(key string, def float64, r floatRule) float64 {
 		m.d.failNode(v, m.field(key), "expected %s, got %s", r.desc, v.GetToken().Value)
 	}
 	return x
+}
+
+// ms reads a number field of virtual milliseconds (float's rules).
+func (m *mapping) ms(key string, def vtime.Time, r floatRule) vtime.Time {
+	return vtime.Time(m.float(key, float64(def), r))
 }
 
 func (m *mapping) boolean(key string, def bool) bool {

@@ -8,12 +8,13 @@ import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Link is one rank's connection to its G2 domain.
 type Link struct {
 	D2HGBps, H2DGBps     float64 // 0 = unlimited
-	LatencyToFirstByteMs float64
+	LatencyToFirstByteMs vtime.Time
 }
 
 // Stats counts a rank's G2 traffic.
@@ -38,7 +39,7 @@ type Adapter struct {
 	link       Link
 	d2h, h2d   transfer.Lane
 
-	fence    float64
+	fence    vtime.Time
 	prepared []*Transfer // stores waiting for the next engine boundary
 	queued   []*Transfer // loads waiting for the next engine boundary
 	arrived  []*Transfer // physically complete, G1 effects pending
@@ -61,7 +62,8 @@ func NewAdapter(rules Rules, rank int, pool *g1.Pool, dom *Domain, blockSize int
 		blockBytes: int64(blockSize) * bytesPerToken, link: link}
 	if dom.Shared != nil {
 		// In a shared pool copied G1 blocks are held, not fenced
-		// (replay-model.md §8.5): the pool decides completion times later.
+		// (docs/model/transfers.md ("Shared pools and held G1 blocks")): the
+		// pool decides completion times later.
 		a.G1Sources = HoldUntilCopied
 	}
 	a.d2h.BandwidthGBps = link.D2HGBps
@@ -98,10 +100,11 @@ func (r LookupResult) String() string {
 	return [...]string{"miss", "hit", "defer"}[r]
 }
 
-// Lookup is the G2 lookup at waiting admission (connectors.md §5.1). g1Hits
-// is the request's G1 prefix hit in blocks before the recompute cap. On a
-// hit it returns the keys to load (a view of the request's prompt keys).
-func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
+// Lookup is the G2 lookup at waiting admission
+// (docs/model/g2.md ("Lookup hook")). g1Hits is the request's G1 prefix hit in
+// blocks before the recompute cap. On a hit it returns the keys to load (a
+// view of the request's prompt keys).
+func (a *Adapter) Lookup(r *request.Request, g1Hits int, now vtime.Time) (LookupResult, []identity.ID) {
 	res, hit := a.lookup(r, g1Hits, now)
 	a.Stats.Lookups++
 	switch res {
@@ -114,7 +117,7 @@ func (a *Adapter) Lookup(r *request.Request, g1Hits int, now float64) (LookupRes
 	return res, hit
 }
 
-func (a *Adapter) lookup(r *request.Request, g1Hits int, now float64) (LookupResult, []identity.ID) {
+func (a *Adapter) lookup(r *request.Request, g1Hits int, now vtime.Time) (LookupResult, []identity.ID) {
 	h := &r.Host
 	if h.Load != nil {
 		if h.Load.Done {
@@ -195,9 +198,10 @@ const (
 )
 
 // StartLoad reserves G1 for a hit and queues its H2D, which the next engine
-// boundary submits (connectors.md §5.2, replay-model.md §8.5 Decision).
-// base is the G1 prefix in blocks (the hit follows it).
-func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now float64) StartResult {
+// boundary submits (docs/model/g2.md ("Start-load hook"),
+// docs/model/transfers.md ("When copies are submitted"), a Decision). base is
+// the G1 prefix in blocks (the hit follows it).
+func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now vtime.Time) StartResult {
 	if a.DeferOnLoading {
 		for _, id := range hit {
 			if a.dom.isLoading(id) {
@@ -247,9 +251,9 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 	return Queued
 }
 
-// Admitted is the on_admitted hook (connectors.md §5.3): it moves the store
-// cursor and returns the admission's G1/G2 attribution, with first set only
-// for the request's first admission.
+// Admitted is the on_admitted hook (docs/model/g2.md ("Admission hook")): it
+// moves the store cursor and returns the admission's G1/G2 attribution, with
+// first set only for the request's first admission.
 func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens int, first bool) {
 	h := &r.Host
 	resetG3Rounds(r)
@@ -268,11 +272,11 @@ func (a *Adapter) Admitted(r *request.Request, reused int) (g1Tokens, hostTokens
 	return g1Tokens, hostTokens, first
 }
 
-// ObserveCompletedBlocks is the per-pass store hook (connectors.md §5.4).
-// before and after are the request's computed tokens before and after this
-// pass scheduled it (for a request admitted in this pass, before is its
-// reused prefix).
-func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now float64) {
+// ObserveCompletedBlocks is the per-pass store hook
+// (docs/model/g2.md ("Store hook")). before and after are the request's
+// computed tokens before and after this pass scheduled it (for a request
+// admitted in this pass, before is its reused prefix).
+func (a *Adapter) ObserveCompletedBlocks(r *request.Request, before, after int, now vtime.Time) {
 	computed := a.storeTokens(before, after)
 	if computed < r.StoreFrom {
 		return
@@ -316,7 +320,8 @@ func (a *Adapter) StoreDue(r *request.Request, before, after int) bool {
 }
 
 // storeTokens is how many of a request's tokens a pass's store may cover
-// (connectors.md §2.1: the previous passes' work only, or this pass's too).
+// (docs/model/g2.md ("Store hook"): the previous passes' work only, or this
+// pass's too).
 func (a *Adapter) storeTokens(before, after int) int {
 	if a.StoreTiming == PreviousPasses {
 		return before
@@ -353,7 +358,7 @@ func (a *Adapter) storeEnd(r *request.Request, computed int) int {
 	return int(uint(computed) / uint(a.bs)) // both ≥ 0; unsigned division is cheaper
 }
 
-func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish bool) {
+func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFinish bool) {
 	h := &r.Host
 	start := h.Cursor
 	end := a.storeEnd(r, computed)
@@ -458,7 +463,7 @@ func (a *Adapter) store(r *request.Request, computed int, now float64, atFinish 
 	}
 }
 
-func (a *Adapter) moveCursor(r *request.Request, to int, now float64) {
+func (a *Adapter) moveCursor(r *request.Request, to int, now vtime.Time) {
 	if r.Host.Cursor != to {
 		a.emit(Event{Kind: EvStoreCursor, Req: r, At: now, Before: r.Host.Cursor, After: to})
 		a.setCursor(r, to)
@@ -476,9 +481,9 @@ func (a *Adapter) setCursor(r *request.Request, to int) {
 	}
 }
 
-// Finish is the finish_request hook (connectors.md §5.5); the caller
-// releases the request's G1 blocks right after it.
-func (a *Adapter) Finish(r *request.Request, now float64) {
+// Finish is the finish_request hook (docs/model/g2.md ("Finish hook")); the
+// caller releases the request's G1 blocks right after it.
+func (a *Adapter) Finish(r *request.Request, now vtime.Time) {
 	if a.StoreAtFinish {
 		a.store(r, r.Computed, now, true)
 	}
@@ -490,9 +495,9 @@ func (a *Adapter) Finish(r *request.Request, now float64) {
 	}
 }
 
-// Preempt is the preempt_request hook (connectors.md §5.6): it raises the
-// compute fence before the victim's blocks are freed.
-func (a *Adapter) Preempt(r *request.Request, now float64) {
+// Preempt is the preempt_request hook (docs/model/g2.md ("Preemption hook")):
+// it raises the compute fence before the victim's blocks are freed.
+func (a *Adapter) Preempt(r *request.Request, now vtime.Time) {
 	resetG3Rounds(r)
 	before := a.fence
 	switch a.PreemptWait {
@@ -517,7 +522,7 @@ func (a *Adapter) Preempt(r *request.Request, now float64) {
 
 // deadline is when t completes: known for private lanes, projected for a
 // shared pool.
-func (a *Adapter) deadline(t *Transfer) float64 {
+func (a *Adapter) deadline(t *Transfer) vtime.Time {
 	if t.physical || a.dom.Shared == nil {
 		return t.Deadline
 	}
@@ -528,8 +533,9 @@ func (a *Adapter) deadline(t *Transfer) float64 {
 }
 
 // FenceAllocation fences this pass's compute behind any pending store that
-// still reads capacity just handed out to slots (fence reuse, §5.8).
-func (a *Adapter) FenceAllocation(slots []int32, now float64) {
+// still reads capacity just handed out to slots (fence reuse,
+// docs/model/g2.md ("Source protection")).
+func (a *Adapter) FenceAllocation(slots []int32, now vtime.Time) {
 	for _, s := range slots {
 		if dep := a.pool.Dep(s); dep != 0 {
 			if t := a.dom.reg.Get(dep); t.InFlight() && a.deadline(t) > a.fence {
@@ -541,7 +547,7 @@ func (a *Adapter) FenceAllocation(slots []int32, now float64) {
 }
 
 // ComputeStart is when a pass that starts at now may begin computing.
-func (a *Adapter) ComputeStart(now float64) float64 {
+func (a *Adapter) ComputeStart(now vtime.Time) vtime.Time {
 	if a.fence > now {
 		return a.fence
 	}
@@ -553,11 +559,11 @@ func (a *Adapter) ComputeStart(now float64) float64 {
 // rank (a G3 store another worker wrote to).
 func (a *Adapter) Wake() { a.wake = true }
 
-// Boundary is the engine boundary at a pass end (connectors.md §2.1 step 6):
-// apply completions, submit prepared stores then queued loads, apply the
-// completions that takes (zero-duration copies). It reports whether the
-// rank's sleeping connector waiters must wake.
-func (a *Adapter) Boundary(now float64) bool {
+// Boundary is the engine boundary at a pass end
+// (docs/model/g2.md ("Engine boundary")): apply completions, submit prepared
+// stores then queued loads, apply the completions that takes (zero-duration
+// copies). It reports whether the rank's sleeping connector waiters must wake.
+func (a *Adapter) Boundary(now vtime.Time) bool {
 	a.tick(now)
 	for _, t := range a.prepared {
 		a.submit(t, now)
@@ -574,7 +580,7 @@ func (a *Adapter) Boundary(now float64) bool {
 
 // Tick applies, on an idle rank, the completions due by now and reports
 // whether sleepers must wake.
-func (a *Adapter) Tick(now float64) bool {
+func (a *Adapter) Tick(now vtime.Time) bool {
 	if !a.wake && len(a.arrived) == 0 && a.dom.Shared == nil && a.dom.Next() > now {
 		return false // nothing due: the common case, kept cheap
 	}
@@ -611,12 +617,12 @@ func (a *Adapter) HasWork() bool {
 
 // NextDeadline is the earliest completion of this rank's private copies, or
 // +Inf (shared pools report through their Domain).
-func (a *Adapter) NextDeadline() float64 {
+func (a *Adapter) NextDeadline() vtime.Time {
 	if len(a.arrived) > 0 || a.wake {
-		return math.Inf(-1)
+		return vtime.Time(math.Inf(-1))
 	}
 	if a.dom.Shared != nil {
-		return math.Inf(1)
+		return vtime.Never
 	}
 	return a.dom.Next()
 }
@@ -630,7 +636,7 @@ func (a *Adapter) Deferrable() bool {
 	return a.dom.Shared == nil && a.g3 == nil && len(a.arrived) == 0 && !a.wake && !a.HasUnsubmitted()
 }
 
-func (a *Adapter) submit(t *Transfer, now float64) {
+func (a *Adapter) submit(t *Transfer, now vtime.Time) {
 	t.submitted = true
 	t.SubmitAt = now
 	ready := now + a.link.LatencyToFirstByteMs
@@ -650,7 +656,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 			dir, bw = transfer.H2D, a.link.H2DGBps
 		}
 		a.dom.Shared.Submit(int64(t.ID), a.Rank, dir, bw, t.Bytes, ready)
-		t.Start, t.Deadline = math.NaN(), math.Inf(1)
+		t.Start, t.Deadline = vtime.Unset(), vtime.Never
 	} else {
 		lane := &a.d2h
 		if t.Kind == Load {
@@ -662,7 +668,7 @@ func (a *Adapter) submit(t *Transfer, now float64) {
 	a.emit(Event{Kind: EvSubmit, Transfer: t, At: now})
 }
 
-func (a *Adapter) tick(now float64) {
+func (a *Adapter) tick(now vtime.Time) {
 	a.dom.Advance(now)
 	for _, t := range a.arrived {
 		a.deliver(t)
@@ -695,9 +701,10 @@ func (a *Adapter) deliver(t *Transfer) {
 	}
 }
 
-// Cancel drops a waiting request's load (connectors.md §5.7) and then runs
-// the finish hook; the caller releases the request's own G1 blocks.
-func (a *Adapter) Cancel(r *request.Request, now float64) {
+// Cancel drops a waiting request's load (docs/model/g2.md ("Cancellation"))
+// and then runs the finish hook; the caller releases the request's own G1
+// blocks.
+func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 	if ld := r.Host.Load; ld != nil {
 		a.pool.For(r.Index)
 		t := a.dom.reg.Get(ld.Transfer)
@@ -719,7 +726,7 @@ func (a *Adapter) Cancel(r *request.Request, now float64) {
 			t.delivered = true
 		}
 		// A cancelled reservation gives its blocks back last block first,
-		// like any release (connectors.md §1.6).
+		// like any release (docs/model/g1.md ("Release order")).
 		for i := len(ld.DestSlots) - 1; i >= 0; i-- {
 			a.pool.Release(ld.DestSlots[i])
 		}

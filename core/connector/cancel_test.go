@@ -40,10 +40,10 @@ func loadScenario(t *testing.T) (*rig, *request.Request, int32, int32) {
 	return g, r, s0, s1
 }
 
-// TestCancel_ReleasesTheReservationTailFirst is connectors.md §1.6: "A
-// cancelled reservation unpins its prefix copies in reverse order as well",
-// so a cancelled request's tail becomes evictable before its head, as after
-// a finish.
+// TestCancel_ReleasesTheReservationTailFirst is
+// docs/model/g1.md ("Release order"): "A cancelled reservation unpins its
+// prefix copies in reverse order as well", so a cancelled request's tail
+// becomes evictable before its head, as after a finish.
 func TestCancel_ReleasesTheReservationTailFirst(t *testing.T) {
 	t.Run("load queued", func(t *testing.T) {
 		g, r, s0, s1 := loadScenario(t)
@@ -75,9 +75,9 @@ func TestCancel_ReleasesTheReservationTailFirst(t *testing.T) {
 	})
 }
 
-// TestCancel_ReleasesPinsAndWakes is connectors.md §5.7: cancelling a waiting
-// request's load drops its G2 pins and its G1 reservation and wakes the
-// rank's sleepers.
+// TestCancel_ReleasesPinsAndWakes is docs/model/g2.md ("Cancellation"):
+// cancelling a waiting request's load drops its G2 pins and its G1 reservation
+// and wakes the rank's sleepers.
 func TestCancel_ReleasesPinsAndWakes(t *testing.T) {
 	g, r, _, _ := loadScenario(t)
 	b2 := r.Seq.IDs[2]

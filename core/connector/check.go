@@ -3,6 +3,8 @@ package connector
 import (
 	"fmt"
 	"math"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Holds returns the G1 slots held by this rank's stores that have not been
@@ -37,11 +39,11 @@ func (a *Adapter) Check() error {
 	if err := t.Check(); err != nil {
 		return err
 	}
-	if a.d2h.Tail < 0 || a.h2d.Tail < 0 || math.IsNaN(a.d2h.Tail) {
+	if a.d2h.Tail < 0 || a.h2d.Tail < 0 || !a.d2h.Tail.IsSet() {
 		return fmt.Errorf("G2-3: lane tail is not a time")
 	}
 	for k := range a.dom.lanes {
-		prev := math.Inf(-1)
+		prev := vtime.Time(math.Inf(-1))
 		l := &a.dom.lanes[k]
 		for _, tr := range l.q[l.head:] {
 			if tr.Deadline < prev {

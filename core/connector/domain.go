@@ -1,13 +1,13 @@
 package connector
 
 import (
-	"math"
 	"slices"
 
 	"github.com/kvsim/kvsim/core/g2"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Kind of a G2 transfer.
@@ -39,10 +39,10 @@ type Transfer struct {
 	Bytes    int64
 	AtFinish bool
 
-	PreparedAt float64
-	SubmitAt   float64
-	Start      float64 // first byte (private lanes)
-	Deadline   float64 // completion (private lanes: known at submission)
+	PreparedAt vtime.Time
+	SubmitAt   vtime.Time
+	Start      vtime.Time // first byte (private lanes)
+	Deadline   vtime.Time // completion (private lanes: known at submission)
 
 	submitted bool
 	physical  bool // G2 effects applied
@@ -278,11 +278,11 @@ func (d *Domain) markLoading(keys []identity.ID, delta int32) {
 
 // Next returns the time of the domain's next physical transfer event, or
 // +Inf. For a private domain this is the earliest deadline in flight.
-func (d *Domain) Next() float64 {
+func (d *Domain) Next() vtime.Time {
 	if d.Shared != nil {
 		return d.Shared.Next()
 	}
-	next := math.Inf(1)
+	next := vtime.Never
 	for k := range d.lanes {
 		if t := d.lanes[k].front(); t != nil && t.Deadline < next {
 			next = t.Deadline
@@ -296,7 +296,7 @@ func (d *Domain) Next() float64 {
 // G1 effects for the owning rank's next tick. Same-instant completions go
 // stores first, then in transfer order. Every rank of the domain is asked
 // to wake its sleeping connector waiters.
-func (d *Domain) Advance(now float64) bool {
+func (d *Domain) Advance(now vtime.Time) bool {
 	d.done = d.done[:0]
 	if d.Shared != nil {
 		for _, f := range d.Shared.Advance(now) {
@@ -318,7 +318,7 @@ func (d *Domain) Advance(now float64) bool {
 		if len(d.done) > 1 {
 			slices.SortStableFunc(d.done, func(a, b *Transfer) int {
 				switch {
-				case a.Deadline != b.Deadline:
+				case !a.Deadline.Same(b.Deadline):
 					if a.Deadline < b.Deadline {
 						return -1
 					}

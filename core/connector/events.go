@@ -3,9 +3,10 @@ package connector
 import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// EventKind names what happened (record.md "Event kinds").
+// EventKind names what happened (docs/model/record.md ("Event kinds")).
 type EventKind uint8
 
 const (
@@ -23,14 +24,14 @@ type Event struct {
 	Kind     EventKind
 	Req      *request.Request
 	Transfer *Transfer
-	At       float64
+	At       vtime.Time
 	Result   LookupResult
 	G1Hits   int
 	Keys     []identity.ID
 	Before   int
 	After    int
 	Reason   string
-	Until    float64
+	Until    vtime.Time
 }
 
 // Observer receives connector events.

@@ -5,9 +5,10 @@ import (
 	"github.com/kvsim/kvsim/core/g3"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// G3 behind G2 (replay-model.md §10). Every block that becomes resident in
+// G3 behind G2 (docs/model/g3.md). Every block that becomes resident in
 // G2 is written to G3 in the background (its G2 entry stays pinned while
 // the write moves it); a G2 lookup that misses blocks G3 holds first
 // promotes them G3 → G2 (the G2 entries wait as pending) and defers; once
@@ -17,13 +18,14 @@ import (
 // shared pool's), and wake the waiters of the domain's ranks.
 
 // bypassRounds is how many consecutive restore rounds a request makes while
-// its rank does no work before it stops restoring from G3 (§10). As in
-// aisimulate: a round is a lookup that submits new promotions (waiting for
-// promotions in flight is not one); the count restarts when the rank
-// schedules work or emits output (RankWorked) and when the request is
-// admitted or preempted, which also ends a bypass. Counting any G3
-// completion as progress instead let a prefix larger than G2 thrash
-// forever (its own promotions evicting each other complete every round).
+// its rank does no work before it stops restoring from G3
+// (docs/model/g3.md ("Bypass after stalled restores")). As in aisimulate: a
+// round is a lookup that submits new promotions (waiting for promotions in
+// flight is not one); the count restarts when the rank schedules work or emits
+// output (RankWorked) and when the request is admitted or preempted, which
+// also ends a bypass. Counting any G3 completion as progress instead let a
+// prefix larger than G2 thrash forever (its own promotions evicting each other
+// complete every round).
 const bypassRounds = 1024
 
 type g3Side struct {
@@ -31,7 +33,7 @@ type g3Side struct {
 	worker   int
 	link     g3.Link
 	worked   int64 // passes in which the rank scheduled work or emitted output
-	triedAt  float64
+	triedAt  vtime.Time
 	tried    map[[2]int64]bool // (request, key) promoted at triedAt
 	scratch  []identity.ID
 	promoted []identity.ID
@@ -51,7 +53,7 @@ func (a *Adapter) G3() *g3.Store {
 }
 
 // g3Write writes blocks that just became resident in G2.
-func (a *Adapter) g3Write(keys []identity.ID, now float64) {
+func (a *Adapter) g3Write(keys []identity.ID, now vtime.Time) {
 	if j := a.g3.store.SubmitWrite(a.g3.worker, keys, now, a.g3.link, a); j != nil {
 		a.dom.Tier.Pin(j.Keys)
 	}
@@ -73,12 +75,14 @@ func (a *Adapter) G3Completed(j *g3.Job) {
 // g3Stage promotes the G3 blocks the request's G2 prefix lacks. It reports
 // whether the request must wait (a promotion started, or a block it needs
 // is still pending in G2 or G3).
-func (a *Adapter) g3Stage(r *request.Request, keys []identity.ID, now float64) bool {
+func (a *Adapter) g3Stage(r *request.Request, keys []identity.ID, now vtime.Time) bool {
 	s := a.g3
 	h := &r.Host
 	if h.G3Bypass {
 		return false
 	}
+	// A new instant (the clock only moves forward, and now and triedAt
+	// are copies of the engine's instants: vtime's exact-comparison rule).
 	if now > s.triedAt {
 		s.triedAt = now
 		clear(s.tried)

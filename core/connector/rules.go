@@ -1,9 +1,10 @@
 // Package connector owns the G2 connector profiles: the rules table of
-// connectors.md §5.0 and the hooks that read it (lookup, start_load,
-// on_admitted, observe_completed_blocks, finish_request, preempt_request,
-// plus G1 source protection and transfer completion). The scheduler calls
-// the hooks at fixed points of its pass and never looks at a profile name;
-// nothing outside this package reads a Rules field.
+// docs/model/g2.md ("The rules table") and the hooks that read it (lookup,
+// start_load, on_admitted, observe_completed_blocks, finish_request,
+// preempt_request, plus G1 source protection and transfer completion). The
+// scheduler calls the hooks at fixed points of its pass and never looks at a
+// profile name. Outside this package only the engine reads one Rules field:
+// Eviction, to build each G2 tier with its profile's eviction policy.
 //
 // A Domain is one G2 tier with its transfer timing: private FIFO lanes for a
 // dp_rank_local tier, or a fair-shared pool for a cluster_shared one. An
@@ -12,7 +13,9 @@ package connector
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/g2"
 )
 
@@ -52,7 +55,8 @@ const (
 	EveryTransfer                     // every copy in flight on the rank
 )
 
-// Rules is one connector profile: connectors.md §5.0, one field per flag.
+// Rules is one connector profile: docs/model/g2.md ("The rules table"), one
+// field per flag.
 type Rules struct {
 	Name            string
 	Eviction        g2.Policy
@@ -64,7 +68,7 @@ type Rules struct {
 	StoreAtFinish   bool
 	// RoomLimited selects SimpleCPU's room-limited, unprotected store
 	// admission; false is the offloading profiles' whole-range, protected
-	// mode (connectors.md §3.4).
+	// mode (docs/model/g2.md ("Store admission")).
 	RoomLimited bool
 	// CursorRescan restarts the store cursor at block 0 at every admission;
 	// false moves it to the consumed loaded prefix (and leaves it otherwise).
@@ -83,12 +87,12 @@ type Rules struct {
 
 // Profile names (the config's host_offload.connector values).
 const (
-	OffloadingV024 = "offloading_v0_24"
-	OffloadingV032 = "offloading_v0_32"
-	SimpleCPUV032  = "simple_cpu_v0_32"
+	OffloadingV024 = config.ConnectorOffloadingV024
+	OffloadingV032 = config.ConnectorOffloadingV032
+	SimpleCPUV032  = config.ConnectorSimpleCPUV032
 )
 
-// profiles is the rules table of connectors.md §5.0.
+// profiles is the rules table of docs/model/g2.md ("The rules table").
 var profiles = map[string]Rules{
 	OffloadingV024: {
 		Name: OffloadingV024, Eviction: g2.CohortLRU,
@@ -129,4 +133,4 @@ func Profile(name string) (Rules, error) {
 }
 
 // ProfileNames lists the profiles in table order.
-func ProfileNames() []string { return []string{OffloadingV024, OffloadingV032, SimpleCPUV032} }
+func ProfileNames() []string { return slices.Clone(config.Connectors) }

@@ -1,8 +1,8 @@
 package connector_test
 
-// One focused test per rule flag of connectors.md §5.0. Each builds the
-// smallest scenario in which that flag decides the outcome, checks the
-// profile's documented behaviour, and runs the same scenario again with
+// One focused test per rule flag of docs/model/g2.md ("The rules table"). Each
+// builds the smallest scenario in which that flag decides the outcome, checks
+// the profile's documented behaviour, and runs the same scenario again with
 // only that flag switched to another profile's value, checking that the
 // outcome moves. lookupKeys has the same value in every profile and is not
 // a switch.
@@ -20,6 +20,7 @@ import (
 	"github.com/kvsim/kvsim/core/g2"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 const (
@@ -175,8 +176,8 @@ func TestRule_storeTiming(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		timing   connector.StoreTiming
-		prepared float64
-		submit   float64
+		prepared vtime.Time
+		submit   vtime.Time
 	}{
 		{"documented previous passes", connector.PreviousPasses, 2, 3},
 		{"switched to same pass", connector.SamePass, 0, 2},
@@ -332,7 +333,7 @@ func TestRule_pendingHit(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		defers      bool
-		admit       float64
+		admit       vtime.Time
 		host, g1    int
 		firstLookup string
 	}{
@@ -495,7 +496,7 @@ func TestRule_lastBlockRule(t *testing.T) {
 		name   string
 		rule   bool
 		loaded int
-		admit  float64
+		admit  vtime.Time
 	}{
 		{"documented yes", true, 1, 201},
 		{"switched to no", false, 2, 202},
@@ -538,7 +539,7 @@ func TestRule_g1Sources(t *testing.T) {
 		name    string
 		profile string
 		rule    connector.SourceProtection
-		admit   float64
+		admit   vtime.Time
 	}{
 		{"offloading_v0_24 documented fence", v024, connector.FenceReuse, 5},
 		{"offloading_v0_24 switched to hold", v024, connector.HoldUntilCopied, 22},
@@ -574,7 +575,7 @@ func TestRule_preemptWait(t *testing.T) {
 		name   string
 		rule   connector.PreemptWait
 		fenced bool
-		r1End  float64 // R1's 6th and last token comes from the preempting pass
+		r1End  vtime.Time // R1's 6th and last token comes from the preempting pass
 	}{
 		{"documented own latest store", connector.OwnLatestStore, false, 7},
 		{"switched to every transfer", connector.EveryTransfer, true, 203},

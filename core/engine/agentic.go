@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// Agentic plays (replay-model.md §13): each session of an agentic workload
+// Agentic plays (docs/model/agentic.md): each session of an agentic workload
 // is a play, a dependency graph of requests. A root request is ready at its
 // arrival (relative to its play's start); any other request is ready when
 // every request it waits for has completed, plus its delay and tool wait.
@@ -17,10 +16,10 @@ import (
 // once nothing else of it can run.
 
 type agenticState struct {
-	dependents [][]int32 // per global request: global indices waiting for it
-	waiting    []int32   // per global request: dependencies not yet completed
-	readyAt    []float64 // per global request: latest dependency completion
-	open       []int32   // per play: requests neither terminal nor unreachable
+	dependents [][]int32    // per global request: global indices waiting for it
+	waiting    []int32      // per global request: dependencies not yet completed
+	readyAt    []vtime.Time // per global request: latest dependency completion
+	open       []int32      // per play: requests neither terminal nor unreachable
 }
 
 // checkAgentic rejects the agentic controls kvsim does not model yet.
@@ -28,18 +27,18 @@ func checkAgentic(cfg *config.Config) error {
 	l := cfg.Traffic.Load
 	switch {
 	case l.AgenticSnapshot != nil:
-		return fmt.Errorf("traffic.load.agentic_snapshot: not supported yet: seeded snapshots of agentic plays")
+		return cfg.Refuse("traffic.load.agentic_snapshot", "not supported yet: seeded snapshots of agentic plays")
 	case l.AgenticWarmup:
-		return fmt.Errorf("traffic.load.agentic_warmup: not supported yet: agentic warmup (it also needs agentic_snapshot)")
+		return cfg.Refuse("traffic.load.agentic_warmup", "not supported yet: agentic warmup (it also needs agentic_snapshot)")
 	case l.AgenticProfile != nil:
-		return fmt.Errorf("traffic.load.agentic_profile: not supported yet: continuous agentic profiles")
+		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: continuous agentic profiles")
 	}
 	return nil
 }
 
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
-	a := &agenticState{dependents: make([][]int32, n), waiting: make([]int32, n), readyAt: make([]float64, n),
+	a := &agenticState{dependents: make([][]int32, n), waiting: make([]int32, n), readyAt: make([]vtime.Time, n),
 		open: make([]int32, len(e.wl.Sessions))}
 	for s := range e.wl.Sessions {
 		ws := &e.wl.Sessions[s]
@@ -57,7 +56,7 @@ func (e *Engine) initAgentic() {
 }
 
 // startPlay makes a play's roots ready, keeping their relative arrivals.
-func (e *Engine) startPlay(s int, at float64) {
+func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
@@ -68,7 +67,7 @@ func (e *Engine) startPlay(s int, at float64) {
 }
 
 // agenticDone moves a play on after one of its requests ended.
-func (e *Engine) agenticDone(r *request.Request, at float64, completed bool) {
+func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) {
 	a := e.agentic
 	s := int(r.Session)
 	first := e.sessions[s].first

@@ -1,8 +1,9 @@
 // Package engine owns the replay's global virtual clock and its event order
-// (replay-model.md §5): it builds the workers, DP ranks, G1 pools and G2
-// domains from a config, turns the workload into requests as the load model
-// makes them ready, places them, runs group passes, settles every effect at
-// one instant before the clock moves, and fills the report records.
+// (docs/model/engine.md ("Event order at one instant")): it builds the
+// workers, DP ranks, G1 pools and G2 domains from a config, turns the workload
+// into requests as the load model makes them ready, places them, runs group
+// passes, settles every effect at one instant before the clock moves, and
+// fills the report records.
 //
 // Event order at one instant t (repeated until nothing changes):
 //  1. shared G2 pools advance (physical completions);
@@ -12,7 +13,8 @@
 //  4. idle ranks apply completions again;
 //  5. every idle worker with a runnable rank starts a group pass;
 //  6. the arrivals due at t are dispatched (a rank that only now has work
-//     starts its pass in the next round: the Decision of replay-model.md §5).
+//     starts its pass in the next round: the Decision of
+//     docs/model/engine.md ("Arrivals at a pass boundary")).
 //
 // A private completion on a rank that holds no request is not an instant of
 // its own: step 2 of the rank's next instant applies it, deadline by
@@ -22,7 +24,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/kvsim/kvsim/core/config"
@@ -37,9 +38,13 @@ import (
 	"github.com/kvsim/kvsim/core/scheduler"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// Options tune a run without changing its results.
+// Options tune a run. Check, Progress, Observer, WakeForEveryCompletion and
+// FullStoreHook never change its results (tests compare reports both
+// ways); MaxPasses may stop it; Rules and FIFOWaiters change its results on
+// purpose: tests use them to switch one rule and show what it decides.
 type Options struct {
 	// Check runs the invariant checker after every pass (tests).
 	Check bool
@@ -86,8 +91,8 @@ type Observer interface {
 	// that changes with no rank of their own (a shared G2 pool's evictions)
 	// are attributed to it.
 	Focus(rank *Rank)
-	PassStart(rank *Rank, start float64)
-	PassEnd(rank *Rank, res *scheduler.PassResult, groupEnd float64)
+	PassStart(rank *Rank, start vtime.Time)
+	PassEnd(rank *Rank, res *scheduler.PassResult, groupEnd vtime.Time)
 	// Finish is called once when the run ends.
 	Finish(e *Engine)
 }
@@ -107,11 +112,12 @@ type worker struct {
 	roleIdx int // index inside its role
 	ranks   []*Rank
 	busy    bool
-	end     float64
+	end     vtime.Time
 	planned []bool
-	// noopAt is the instant of the last pass that changed nothing; the
-	// worker does not start again at that instant unless poked.
-	noopAt float64
+	// noopAt is the instant of the last pass that changed nothing (Unset
+	// when the last pass changed something); the worker does not start
+	// again at that instant unless poked.
+	noopAt vtime.Time
 	poked  bool
 }
 
@@ -139,8 +145,8 @@ type Engine struct {
 	arrivals minHeap[arrival]
 	driver   *load.Driver
 	place    *placement.Aggregated
-	cutoff   float64
-	now      float64
+	cutoff   vtime.Time
+	now      vtime.Time
 	nextOut  uint32
 	done     int
 
@@ -150,7 +156,7 @@ type Engine struct {
 	bs               int
 	checkErr         error
 
-	// P/D state (replay-model.md §12).
+	// P/D state (docs/model/pd.md).
 	pd           bool
 	prefillPlace *placement.Flat
 	decodePlace  *placement.Flat
@@ -174,16 +180,17 @@ type Engine struct {
 func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) {
 	roles := cfg.Roles()
 	if len(roles) == 0 {
-		return nil, fmt.Errorf("engine.workers: no worker role")
+		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
 	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
-		cutoff: math.Inf(1), nextOut: trace.GeneratedTokenBase, lastReport: -1}
+		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
 	// Size every per-request buffer up front from the workload, so that the
-	// steady state allocates nothing per pass (acceptance.md §E).
+	// steady state allocates nothing per pass
+	// (docs/model/acceptance.md ("Case E: the benchmark")).
 	n := 0
 	e.sessions = make([]session, len(wl.Sessions))
 	for i := range wl.Sessions {
@@ -299,7 +306,7 @@ func (e *Engine) newDriver() *load.Driver {
 	}
 	switch l.Type {
 	case config.LoadTraceTimestamps:
-		a := make([]float64, n)
+		a := make([]vtime.Time, n)
 		for i := range e.wl.Sessions {
 			a[i] = e.wl.Sessions[i].ArrivalMs
 		}
@@ -360,7 +367,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		return st
 	}
 	for w := 0; w < role.Parallelism.Replicas; w++ {
-		wk := &worker{index: len(e.workers), role: name, roleIdx: w, noopAt: math.NaN()}
+		wk := &worker{index: len(e.workers), role: name, roleIdx: w, noopAt: vtime.Unset()}
 		var g3Store *g3.Store
 		if kv.G3Offload != nil && ho != nil {
 			if kv.G3Offload.Scope == config.ScopeClusterShared {
@@ -401,7 +408,8 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 	return nil
 }
 
-// Records returns the per-request records (request ids, sessions).
+// RequestRecords returns every request's report record, in request order
+// (the per-pass record names requests and sessions from them).
 func (e *Engine) RequestRecords() []report.Request { return e.Records }
 
 // Ranks returns every DP rank in global order.
@@ -414,7 +422,7 @@ func (e *Engine) Identities() *identity.Table { return e.ids }
 func (e *Engine) SharedDomains() []*connector.Domain { return e.shared }
 
 // Now is the virtual time reached.
-func (e *Engine) Now() float64 { return e.now }
+func (e *Engine) Now() vtime.Time { return e.now }
 
 // NextOutputToken hands out generated token ids (scheduler.TokenSource):
 // planned ids when the trace gives them, otherwise fresh ids above every
@@ -430,7 +438,7 @@ func (e *Engine) NextOutputToken(r *request.Request) uint32 {
 
 // Run replays the workload to the end (or the soft cutoff).
 func (e *Engine) Run() error {
-	if _, err := e.RunUntil(math.Inf(1)); err != nil {
+	if _, err := e.RunUntil(vtime.Never); err != nil {
 		return err
 	}
 	return e.Finish()
@@ -439,7 +447,7 @@ func (e *Engine) Run() error {
 // RunUntil processes every instant up to and including until (or the
 // soft cutoff) and reports whether events remain. Run is RunUntil(+Inf)
 // then Finish; benchmarks use it to look at a steady stretch of a run.
-func (e *Engine) RunUntil(until float64) (more bool, err error) {
+func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 	if !e.started {
 		e.started = true
 		e.driver.Start(e.startSession)
@@ -447,10 +455,10 @@ func (e *Engine) RunUntil(until float64) (more bool, err error) {
 	total := len(e.reqs)
 	for {
 		t, late := e.nextEvent()
-		if late < t && (math.IsInf(t, 1) || t > until || t > e.cutoff) {
+		if late < t && (t == vtime.Never || t > until || t > e.cutoff) {
 			t = late // nothing else comes before the end, until or the cutoff
 		}
-		if math.IsInf(t, 1) {
+		if t == vtime.Never {
 			return false, e.stalled()
 		}
 		if t > e.cutoff {
@@ -483,7 +491,7 @@ func (e *Engine) stalled() error {
 	}
 	var ids []string
 	for i := range e.Records {
-		if rec := &e.Records[i]; !math.IsNaN(rec.DispatchedMs) && rec.Status == "" && len(ids) < 3 {
+		if rec := &e.Records[i]; rec.DispatchedMs.IsSet() && rec.Status == "" && len(ids) < 3 {
 			ids = append(ids, rec.RequestID)
 		}
 	}
@@ -511,10 +519,10 @@ func (e *Engine) Finish() error {
 // event (an arrival, a handoff) applies it first, with its own time. Waking
 // for each one cost simple_cpu_v0_32's §E run 172,000 extra events.
 // RunUntil still stops at late when nothing else comes before its limit.
-func (e *Engine) nextEvent() (t, late float64) {
+func (e *Engine) nextEvent() (t, late vtime.Time) {
 	// Plain comparisons rather than math.Min: times are never NaN, and
 	// under GOOS=js math.Min is a real call on the hottest path.
-	t, late = math.Inf(1), math.Inf(1)
+	t, late = vtime.Never, vtime.Never
 	if len(e.arrivals) > 0 {
 		t = e.arrivals[0].at
 	}
@@ -570,14 +578,16 @@ func (w *worker) runnable() bool {
 	return false
 }
 
-func (w *worker) canStart(now float64) bool {
+func (w *worker) canStart(now vtime.Time) bool {
 	if w.busy || !w.runnable() {
 		return false
 	}
-	return w.poked || w.noopAt != now
+	return w.poked || !w.noopAt.Same(now)
 }
 
-// settle applies every effect at e.now until nothing changes.
+// settle applies every effect at e.now until nothing changes. An effect is
+// due when its time is ≤ now: now is one of those times, copied (vtime's
+// exact-comparison rule), so everything meant for this instant is due.
 func (e *Engine) settle() {
 	now := e.now
 	for {
@@ -590,7 +600,7 @@ func (e *Engine) settle() {
 		for _, st := range e.g3Stores {
 			jobs := st.Advance(now)
 			for _, j := range jobs {
-				j.Owner.(*connector.Adapter).G3Completed(j)
+				j.Owner.G3Completed(j)
 				changed = true
 			}
 			if len(jobs) > 0 {
@@ -627,11 +637,12 @@ func (e *Engine) settle() {
 }
 
 // wakeG3Readers wakes the connector waiters of every rank behind G3 store
-// st. Decision (replay-model.md §10 is silent): a G3 completion wakes them
-// all, not only the ranks of the submitter's G2 domain, because a
-// cluster_shared store is read by every worker: one worker's finished write
-// is what another's deferred lookup waits for (its block was pending in G3),
-// and without this wake that lookup slept to the end of the run.
+// st. Decision (docs/model/g3.md ("Completions and wake-ups"); aisimulate is
+// silent): a G3 completion wakes them all, not only the ranks of the
+// submitter's G2 domain, because a cluster_shared store is read by every
+// worker: one worker's finished write is what another's deferred lookup waits
+// for (its block was pending in G3), and without this wake that lookup slept
+// to the end of the run.
 func (e *Engine) wakeG3Readers(st *g3.Store) {
 	for _, w := range e.workers {
 		for _, rk := range w.ranks {
@@ -644,7 +655,7 @@ func (e *Engine) wakeG3Readers(st *g3.Store) {
 
 // tickIdle applies due transfer completions on idle workers' ranks and
 // wakes their sleepers.
-func (e *Engine) tickIdle(now float64) bool {
+func (e *Engine) tickIdle(now vtime.Time) bool {
 	changed := false
 	for _, w := range e.workers {
 		if w.busy {
@@ -674,8 +685,9 @@ func (e *Engine) tickIdle(now float64) bool {
 }
 
 // startPass starts a group pass: the ranks runnable now plan their batches
-// in DP order; the others plan nothing (replay-model.md §5).
-func (e *Engine) startPass(w *worker, now float64) {
+// in DP order; the others plan nothing
+// (docs/model/engine.md ("Workers, DP ranks and group passes")).
+func (e *Engine) startPass(w *worker, now vtime.Time) {
 	w.busy, w.poked = true, false
 	end := now
 	for i, rk := range w.ranks {
@@ -744,12 +756,12 @@ func (e *Engine) completePass(w *worker) {
 	if !changed {
 		w.noopAt = end
 	} else {
-		w.noopAt = math.NaN()
+		w.noopAt = vtime.Unset()
 	}
 }
 
 // commit records a completed pass in the report and moves sessions on.
-func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
+func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 	e.CommittedPrefill += res.PrefillTokens
 	e.Preemptions += int64(len(res.Preempted))
 	pool := rk.Role
@@ -762,9 +774,10 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 		reused := a.Reused
 		if decode {
 			// Decode admissions show the decode rank's reused prefix; the
-			// request's reuse stays the prefill pool's (§14.1 Decision).
+			// request's reuse stays the prefill pool's
+			// (docs/model/report.md ("Reuse and restored tokens"), a Decision).
 			reused = rec.DecodeReused
-			if math.IsNaN(rec.DecodeAdmitMs) {
+			if !rec.DecodeAdmitMs.IsSet() {
 				rec.DecodeAdmitMs = a.At
 			}
 		} else {
@@ -821,7 +834,7 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end float64) {
 }
 
 // turnDone hands a finished turn's session its next turn, or ends it.
-func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
+func (e *Engine) turnDone(r *request.Request, at vtime.Time, completed bool) {
 	e.done++
 	if e.agentic != nil {
 		r.Tokens = nil
@@ -839,12 +852,13 @@ func (e *Engine) turnDone(r *request.Request, at float64, completed bool) {
 		e.arrivals.push(arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
 		return
 	}
-	// A rejected turn ends its session (replay-model.md §3 Decision).
+	// A rejected turn ends its session
+	// (docs/model/traffic.md ("A rejected turn ends its session"), a Decision).
 	s.tokens, s.seq.IDs = nil, nil
 	e.driver.SessionDone(at, e.startSession)
 }
 
-func (e *Engine) startSession(s int, at float64) {
+func (e *Engine) startSession(s int, at vtime.Time) {
 	if e.agentic != nil {
 		e.startPlay(s, at)
 		return
@@ -853,7 +867,7 @@ func (e *Engine) startSession(s int, at float64) {
 }
 
 // dispatch turns (session, turn) into a request and places it.
-func (e *Engine) dispatch(sIdx, turn int32, now float64) {
+func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	s := &e.sessions[sIdx]
 	t := &e.wl.Sessions[sIdx].Turns[turn]
 	r := &e.reqs[s.first+int(turn)]
@@ -943,15 +957,16 @@ func (e *Engine) G2Stats() (s connector.Stats, evictions int64, ok bool) {
 }
 
 type arrival struct {
-	at      float64
+	at      vtime.Time
 	session int32
 	turn    int32
 }
 
 // arrivals are ordered by time, then session index, then turn
-// (replay-model.md §3: same-instant turns go in file order).
+// (docs/model/traffic.md ("Load models"): same-instant turns go in file
+// order).
 func (a arrival) before(b arrival) bool {
-	if a.at != b.at {
+	if !a.at.Same(b.at) {
 		return a.at < b.at
 	}
 	if a.session != b.session {
@@ -964,7 +979,7 @@ func (a arrival) before(b arrival) bool {
 func (e *Engine) Dispatched() int {
 	n := 0
 	for i := range e.Records {
-		if !math.IsNaN(e.Records[i].DispatchedMs) {
+		if e.Records[i].DispatchedMs.IsSet() {
 			n++
 		}
 	}
@@ -993,8 +1008,8 @@ func (e *Engine) RunStats() report.Run {
 			g.LookupProbes += x.LookupProbes
 			g.LookupHits += x.LookupHits
 			g.LookupPending += x.LookupPending
-			g.Read.Add(x.Read.SubmittedJobs, x.Read.CompletedJobs, x.Read.CancelledJobs, x.Read.CompletedBytes, x.Read.TransferMs)
-			g.Write.Add(x.Write.SubmittedJobs, x.Write.CompletedJobs, x.Write.CancelledJobs, x.Write.CompletedBytes, x.Write.TransferMs)
+			g.Read.Add(x.Read.SubmittedJobs, x.Read.CompletedJobs, x.Read.CancelledJobs, x.Read.CompletedBytes, float64(x.Read.TransferMs))
+			g.Write.Add(x.Write.SubmittedJobs, x.Write.CompletedJobs, x.Write.CancelledJobs, x.Write.CompletedBytes, float64(x.Write.TransferMs))
 			g.Evictions += x.Evictions
 			g.CrossWorkerReadBlocks += x.CrossWorkerReadBlocks
 			g.BypassedRestores += x.BypassedRestores

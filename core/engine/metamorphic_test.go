@@ -12,6 +12,7 @@ import (
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/scheduler"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -28,7 +29,7 @@ type admission struct {
 	prompt, known int
 	reused        int
 	readmission   bool
-	at            float64
+	at            vtime.Time
 }
 
 func (a *admissions) SchedulerEvent(ev scheduler.Event) {
@@ -46,8 +47,9 @@ type runResult struct {
 	g1   int64 // Σ first_admission_g1_reused_input_tokens
 }
 
-// runA runs acceptance.md §A (connectors.yaml over the generated 8 × 6
-// trace) with the given --set overrides, checker on.
+// runA runs docs/model/acceptance.md ("Case A: connector comparison")
+// (connectors.yaml over the generated 8 × 6 trace) with the given --set
+// overrides, checker on.
 func runA(t *testing.T, sets ...string) *runResult {
 	t.Helper()
 	var gen bytes.Buffer
@@ -163,8 +165,8 @@ func TestMetamorphic_SlowStoresThrottleAdmission(t *testing.T) {
 }
 
 // prefillWork is how many of n tokens scheduled from s already-available
-// tokens count as prefill work (replay-model.md §6 step 5): all of them,
-// unless the request only computes one token past its prompt, which is a
+// tokens count as prefill work (docs/model/pass.md ("Pass timing")): all of
+// them, unless the request only computes one token past its prompt, which is a
 // decode step.
 func prefillWork(n, s, prompt int) int {
 	if n == 1 && s >= prompt {

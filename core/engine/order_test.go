@@ -1,15 +1,20 @@
 package engine_test
 
-// The engine's same-instant event order (replay-model.md §5, §8.5 and the
-// package comment of engine.go), pinned one effect at a time.
+// The engine's same-instant event order
+// (docs/model/engine.md ("Event order at one instant"),
+// docs/model/transfers.md ("When copies are submitted") and the package
+// comment of engine.go), pinned one effect at a time.
 
 import (
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// TestOrder_ArrivalAtPassEndWaitsForTheNextPass is the §5 Decision: R2
-// arrives at 2, the instant R1's prefill pass ends. The pass R1 starts at 2
-// (a decode, [2,3]) does not see R2; R2 is admitted at the next pass start,
+// TestOrder_ArrivalAtPassEndWaitsForTheNextPass is the Decision of
+// docs/model/engine.md ("Arrivals at a pass boundary"): R2 arrives at 2, the
+// instant R1's prefill pass ends. The pass R1 starts at 2 (a decode, [2,3])
+// does not see R2; R2 is admitted at the next pass start,
 // 3. Dispatching arrivals before starting passes would admit it at 2.
 func TestOrder_ArrivalAtPassEndWaitsForTheNextPass(t *testing.T) {
 	w := world{G1: 16}
@@ -90,18 +95,19 @@ func TestOrder_SameInstantArrivalsInSessionOrder(t *testing.T) {
 		o := runWorld(t, world{G1: 16, MaxSeq: 1}, rows, nil)
 		for i, id := range []string{"zb", "ya", "xc"} {
 			// Arrivals are normalised to start at 0; each prefill takes 2 ms.
-			if got, want := o.Rec(id).FirstAdmitMs, 2*float64(i); got != want {
+			if got, want := o.Rec(id).FirstAdmitMs, 2*vtime.Time(i); got != want {
 				t.Errorf("%s admitted at %v; want %v", id, got, want)
 			}
 		}
 	})
 }
 
-// TestOrder_H2DSubmittedAtPassEnd is the §8.5 Decision.
+// TestOrder_H2DSubmittedAtPassEnd is the Decision of
+// docs/model/transfers.md ("When copies are submitted").
 func TestOrder_H2DSubmittedAtPassEnd(t *testing.T) {
-	// replay-model.md §15 (acceptance.md §B): the restore's lookup runs in
-	// a zero-length pass at 200, whose end boundary (also 200) submits the
-	// H2D: load [200,202], admission at 202, TTFT 4.
+	// docs/model/acceptance.md ("Case B: restore from G2"): the restore's
+	// lookup runs in a zero-length pass at 200, whose end boundary (also 200)
+	// submits the H2D: load [200,202], admission at 202, TTFT 4.
 	t.Run("worked check", func(t *testing.T) {
 		w := world{G1: 3, G2: 8, Budget: 16, MaxSeq: 1, D2H: 1, H2D: 1}
 		rows := []row{

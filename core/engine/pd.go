@@ -1,21 +1,20 @@
 package engine
 
 import (
-	"math"
-
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// P/D disaggregation (replay-model.md §12): a request prefills on a prefill
+// P/D disaggregation (docs/model/pd.md): a request prefills on a prefill
 // rank with one hidden token, keeps its blocks there (source hold) while a
 // decode rank reserves room for its prompt (reusing any resident prefix),
 // the KV moves, the source is freed and the decode rank admits the request
 // as materialized, without prefill work, and emits every visible token.
 
 type handoff struct {
-	at  float64
+	at  vtime.Time
 	seq int64
 	src *request.Request // prefill side
 	dst *request.Request // decode side
@@ -26,12 +25,12 @@ type handoff struct {
 
 // KV transfers are ordered by completion, then start order.
 func (a handoff) before(b handoff) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+	return a.at < b.at || (a.at.Same(b.at) && a.seq < b.seq)
 }
 
 // sourceHeld handles a prefill that completed at t: the decode side is
 // placed and asks for a reservation.
-func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
+func (e *Engine) sourceHeld(src *Rank, r *request.Request, t vtime.Time) {
 	rec := &e.Records[r.Index]
 	rec.SourceHeldMs = t
 	tg := e.decodePlace.Next()
@@ -54,11 +53,12 @@ func (e *Engine) sourceHeld(src *Rank, r *request.Request, t float64) {
 // that does not fit waits for capacity to free. Every decode rank of a group
 // retries at the group's pass end (completePass), planned or not, and, with
 // G2, when copies finish while its worker is idle (tickIdle): a finished
-// store releases the G1 blocks it held or fenced. Decision (replay-model.md
-// §12 lists pass ends, finishes and cancellations only): without those
-// retries a reservation refused against held blocks waited forever on a
-// decode rank that had nothing else to do.
-func (e *Engine) tryReservations(rk *Rank, t float64) {
+// store releases the G1 blocks it held or fenced. Decision
+// (docs/model/pd.md ("Retrying reservations"); aisimulate retries at pass
+// ends, finishes and cancellations only): without those retries a reservation
+// refused against held blocks waited forever on a decode rank that had nothing
+// else to do.
+func (e *Engine) tryReservations(rk *Rank, t vtime.Time) {
 	q := e.pending[rk.Index]
 	for len(q) > 0 && len(rk.Running()) < rk.Cfg.MaxSequences {
 		d := q[0]
@@ -86,9 +86,9 @@ func (e *Engine) tryReservations(rk *Rank, t float64) {
 		if kt.TimingMode != config.TransferFullPrompt {
 			tokens = (len(d.Slots) - hit) * rk.Cfg.BlockSize
 		}
-		dur := 0.0
+		var dur vtime.Time
 		if kt.BandwidthGBps > 0 {
-			dur = float64(tokens) * float64(kt.BytesPerToken) / (kt.BandwidthGBps * 1e6)
+			dur = vtime.Time(float64(tokens) * float64(kt.BytesPerToken) / (kt.BandwidthGBps * 1e6))
 		}
 		e.handoffSeq++
 		e.handoffs.push(handoff{at: t + dur, seq: e.handoffSeq, src: &e.reqs[d.Index], dst: d,
@@ -99,7 +99,7 @@ func (e *Engine) tryReservations(rk *Rank, t float64) {
 
 // reserve tries to reserve rk's G1 for d's prompt: resident full prefix
 // blocks are pinned, the rest fresh, never taking capacity a store still
-// reads (replay-model.md §8.6).
+// reads (docs/model/pd.md ("Decode ranks with G2")).
 func (e *Engine) reserve(rk *Rank, d *request.Request) (hit int, ok, reject bool) {
 	bs := rk.Cfg.BlockSize
 	total := (d.PromptLen + bs - 1) / bs
@@ -136,7 +136,7 @@ func (e *Engine) reserve(rk *Rank, d *request.Request) (hit int, ok, reject bool
 // completeHandoff ends a KV transfer: the prefill rank frees the source (its
 // finish hook runs now) and the decode rank queues the request as
 // materialized, its prompt blocks cached.
-func (e *Engine) completeHandoff(h handoff, t float64) {
+func (e *Engine) completeHandoff(h handoff, t vtime.Time) {
 	rec := &e.Records[h.dst.Index]
 	h.sr.ReleaseSource(h.src, t)
 	e.workers[h.sr.Worker].poked = true
@@ -162,7 +162,7 @@ func (e *Engine) completeHandoff(h handoff, t float64) {
 	rk.EnqueueMaterialized(d)
 	rec.DestinationActivatedMs = t
 	e.workers[rk.Worker].poked = true
-	if math.IsNaN(rec.DispatchedMs) {
+	if !rec.DispatchedMs.IsSet() {
 		rec.DispatchedMs = t
 	}
 }

@@ -1,6 +1,7 @@
 package engine_test
 
-// acceptance.md §D checks that run through the engine.
+// docs/model/acceptance.md ("Case D: smaller checks") checks that run through
+// the engine.
 
 import (
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // runSource runs a synthetic traffic block on one aggregated worker with
@@ -45,9 +47,10 @@ engine:
 	return e
 }
 
-// TestSyntheticSessions_Cumulative is acceptance.md §D: new 8 tokens and 2
-// output per turn, 3 turns ⇒ prompt lengths 8, 18, 28; with concurrency 1
-// and 2 sessions the six requests complete in session order.
+// TestSyntheticSessions_Cumulative is
+// docs/model/acceptance.md ("Case D: smaller checks"): new 8 tokens and 2
+// output per turn, 3 turns ⇒ prompt lengths 8, 18, 28; with concurrency 1 and
+// 2 sessions the six requests complete in session order.
 func TestSyntheticSessions_Cumulative(t *testing.T) {
 	e := runSource(t, `  source: {type: synthetic-session, new_input_tokens_per_turn: 8, output_tokens_per_turn: 2, session: {turns: 3}}
   load: {type: concurrency, concurrency: 1}
@@ -56,7 +59,7 @@ func TestSyntheticSessions_Cumulative(t *testing.T) {
 	if len(recs) != 6 {
 		t.Fatalf("%d requests; want 6", len(recs))
 	}
-	prev := -1.0
+	prev := vtime.Time(-1)
 	for i := range recs {
 		r := &recs[i]
 		if want := []int{8, 18, 28}[i%3]; r.InputLength != want {
@@ -80,7 +83,8 @@ func TestSyntheticSessions_Cumulative(t *testing.T) {
 	}
 }
 
-// TestWholeBlockReuse is acceptance.md §D / replay-model.md §7.4: a resident
+// TestWholeBlockReuse is docs/model/acceptance.md ("Case D: smaller checks") /
+// docs/model/g1.md ("Prefix lookup and the recompute cap"): a resident
 // 128-token prompt re-sent with 64-token blocks reuses 64 tokens (the
 // block-aligned last block is recomputed to produce logits).
 func TestWholeBlockReuse(t *testing.T) {

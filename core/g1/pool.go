@@ -1,6 +1,6 @@
-// Package g1 owns the GPU block pool of one DP rank (connectors.md §1,
-// replay-model.md §7): free capacity, private and cached copies, the identity
-// index used by prefix lookups, and the eviction queue.
+// Package g1 owns the GPU block pool of one DP rank (docs/model/g1.md): free
+// capacity, private and cached copies, the identity index used by prefix
+// lookups, and the eviction queue.
 //
 // The pool knows nothing about requests or transfers. Callers keep each
 // request's block table (a list of slot numbers) and tell the pool when a
@@ -8,11 +8,15 @@
 // the eviction queue: references (a request uses the block), pins (a load
 // reservation will use it) and holds (a store is still copying it to G2).
 //
-// Rules that differ from vLLM on purpose (connectors.md §1.3, §7 item 1):
-// free capacity is always used before an idle cached copy is evicted.
+// Rules that differ from vLLM on purpose (docs/model/g1.md ("Allocation") and
+// docs/model/g2.md ("Differences from vLLM")): free capacity is always used
+// before an idle cached copy is evicted.
 package g1
 
-import "github.com/kvsim/kvsim/core/identity"
+import (
+	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/internal/index"
+)
 
 // Slot states.
 const (
@@ -21,7 +25,7 @@ const (
 	Cached               // has an identity
 )
 
-const nilSlot int32 = -1
+const nilSlot = index.None
 
 type slot struct {
 	state    uint8
@@ -37,7 +41,8 @@ type slot struct {
 	dupPrev, dupNext int32
 	// dep is a pending store (transfer number) that still reads this
 	// capacity: whoever gets the slot next must not write it before that
-	// store completes (fence reuse, connectors.md §5.8). 0 = none.
+	// store completes (fence reuse, docs/model/g2.md ("Source protection")).
+	// 0 = none.
 	dep int32
 	// owner is the request that last allocated, referenced, pinned or
 	// released the slot (-1 when none); the record shows it, and it is
@@ -88,22 +93,7 @@ func (p *Pool) SetObserver(o Observer) { p.obs = o }
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (p *Pool) SizeIndex(n int) {
-	p.first, p.last = growIndex(p.first, n), growIndex(p.last, n)
-}
-
-// growIndex returns index extended to n entries with nilSlot, in one
-// allocation (appending one at a time regrows a large slice by 1.25× each
-// time: about five times its final size allocated).
-func growIndex(index []int32, n int) []int32 {
-	if n <= len(index) {
-		return index
-	}
-	grown := make([]int32, n)
-	copy(grown, index)
-	for i := len(index); i < n; i++ {
-		grown[i] = nilSlot
-	}
-	return grown
+	p.first, p.last = index.Grow(p.first, n), index.Grow(p.last, n)
 }
 
 // For says which request (global index) the following allocations,
@@ -158,7 +148,8 @@ func (p *Pool) firstCopy(id identity.ID) int32 {
 func (p *Pool) Has(id identity.ID) bool { return p.firstCopy(id) != nilSlot }
 
 // Lookup counts the leading identities of ids that have a cached copy
-// (connectors.md §1.4) and how many of those copies are in use (not idle).
+// (docs/model/g1.md ("Prefix lookup and the recompute cap")) and how many of
+// those copies are in use (not idle).
 func (p *Pool) Lookup(ids []identity.ID) (hits, active int) {
 	for _, id := range ids {
 		s := p.firstCopy(id)
@@ -245,8 +236,8 @@ func (p *Pool) Unpin(s int32) { p.dropUse(s, &p.slots[s].pin) }
 
 // Release drops one request's use of slot s: a private slot returns to the
 // free capacity; a cached copy loses a reference and joins the queue tail
-// when nothing else uses it (connectors.md §1.6). Callers release a
-// request's blocks last block first.
+// when nothing else uses it (docs/model/g1.md ("Release order")). Callers
+// release a request's blocks last block first.
 func (p *Pool) Release(s int32) {
 	sl := &p.slots[s]
 	p.own(s)
@@ -282,8 +273,9 @@ func (p *Pool) freeSlot(s int32) {
 }
 
 // Alloc takes n fresh private slots, appending them to out: free capacity
-// first, then idle copies from the queue head (connectors.md §1.3). It fails
-// with no side effect when fewer than n can be had.
+// first, then idle copies from the queue head
+// (docs/model/g1.md ("Allocation")). It fails with no side effect when fewer
+// than n can be had.
 func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 	if !p.CanAlloc(n) {
 		return out, false
@@ -316,7 +308,7 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 
 // AllocAvoiding is Alloc that never evicts a copy for which avoid is true
 // (a P/D destination must not take capacity a store still reads,
-// replay-model.md §8.6). It fails with no side effect.
+// docs/model/pd.md ("Decode ranks with G2")). It fails with no side effect.
 func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([]int32, bool) {
 	ok := len(p.free)
 	for s := p.qHead; s != nilSlot && ok < n; s = p.slots[s].next {
@@ -387,7 +379,8 @@ func (p *Pool) Claim(s int32) {
 
 // Finalize gives the private slot s identity id and makes it a cached copy
 // with one reference (its owner's). A second copy of an identity is kept as
-// a duplicate; lookups use the oldest (connectors.md §1.2).
+// a duplicate; lookups use the oldest
+// (docs/model/g1.md ("Slots and their users")).
 func (p *Pool) Finalize(s int32, id identity.ID) {
 	sl := &p.slots[s]
 	sl.state = Cached

@@ -37,9 +37,9 @@ func mustCheck(t *testing.T, p *Pool) {
 	}
 }
 
-// TestPool_FreeCapacityBeforeEviction is connectors.md §1.3: free slots are
-// handed out before any idle cached copy is evicted, so idle copies stay
-// prefix hits while free capacity lasts.
+// TestPool_FreeCapacityBeforeEviction is docs/model/g1.md ("Allocation"): free
+// slots are handed out before any idle cached copy is evicted, so idle copies
+// stay prefix hits while free capacity lasts.
 func TestPool_FreeCapacityBeforeEviction(t *testing.T) {
 	p := New(4)
 	a := cached(t, p, 10, 11)
@@ -71,7 +71,8 @@ func TestPool_FreeCapacityBeforeEviction(t *testing.T) {
 
 // TestPool_FreedPrivateReusedBeforeCached: a released private (partial)
 // block returns to the free capacity and is reused before an older idle
-// cached copy (the rule that gives acceptance.md §A row 1 its 20,320).
+// cached copy (the rule that gives
+// docs/model/acceptance.md ("Case A: connector comparison") row 1 its 20,320).
 func TestPool_FreedPrivateReusedBeforeCached(t *testing.T) {
 	p := New(3)
 	slots := cached(t, p, 1, 2)
@@ -87,9 +88,9 @@ func TestPool_FreedPrivateReusedBeforeCached(t *testing.T) {
 	}
 }
 
-// TestPool_TailFirstReleaseOrder is connectors.md §1.6: released last block
-// first, a request's tail is evicted before its head, and copies released
-// later are evicted later.
+// TestPool_TailFirstReleaseOrder is docs/model/g1.md ("Release order"):
+// released last block first, a request's tail is evicted before its head, and
+// copies released later are evicted later.
 func TestPool_TailFirstReleaseOrder(t *testing.T) {
 	p := New(5)
 	a := cached(t, p, 1, 2, 3)
@@ -121,9 +122,9 @@ func TestPool_TailFirstReleaseOrder(t *testing.T) {
 	mustCheck(t, p)
 }
 
-// TestPool_Duplicates is connectors.md §1.2: two copies of one identity both
-// occupy capacity; lookups and references use the oldest; when the oldest
-// is evicted the next takes its place.
+// TestPool_Duplicates is docs/model/g1.md ("Slots and their users"): two
+// copies of one identity both occupy capacity; lookups and references use the
+// oldest; when the oldest is evicted the next takes its place.
 func TestPool_Duplicates(t *testing.T) {
 	p := New(4)
 	first := cached(t, p, 7)
@@ -159,7 +160,7 @@ func TestPool_Duplicates(t *testing.T) {
 	mustCheck(t, p)
 }
 
-// TestPool_AllocFailureHasNoSideEffect is connectors.md §1.3 step 1.
+// TestPool_AllocFailureHasNoSideEffect is docs/model/g1.md ("Allocation").
 func TestPool_AllocFailureHasNoSideEffect(t *testing.T) {
 	p := New(4)
 	used := cached(t, p, 1, 2)

@@ -1,29 +1,33 @@
 // Package g2 owns the host (CPU) tier's contents: which block identities it
 // holds, whether each is still being stored (pending) or resident, the pins
 // that loads and lookups put on entries, and the three eviction policies of
-// connectors.md §4. It does not know about time: transfers and their lanes
-// live in package transfer, and the connector profiles that decide when to
-// store, load and touch live in package connector.
+// docs/model/g2.md ("Eviction policies"). It does not know about time:
+// transfers and their lanes live in package transfer, and the connector
+// profiles that decide when to store, load and touch live in package
+// connector.
 package g2
 
 import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/internal/index"
 )
 
-// Policy selects the eviction order (connectors.md §4).
+// Policy selects the eviction order (docs/model/g2.md ("Eviction policies")).
 type Policy uint8
 
 const (
 	// CohortLRU is vLLM 0.24's LRU: one recency stamp per completion cohort,
-	// one per touched key, ties broken by identity order (§4.1).
+	// one per touched key, ties broken by identity order
+	// (docs/model/g2.md ("CohortLRU (offloading_v0_24)")).
 	CohortLRU Policy = iota
 	// Ranked is vLLM 0.32's order: keys ranked when their store is prepared,
-	// moved only by explicit touches (§4.2).
+	// moved only by explicit touches
+	// (docs/model/g2.md ("Ranked (offloading_v0_32)")).
 	Ranked
 	// FreeQueue is SimpleCPU's queue of entries in the order they became
-	// free (§4.3).
+	// free (docs/model/g2.md ("FreeQueue (simple_cpu_v0_32)")).
 	FreeQueue
 )
 
@@ -48,7 +52,7 @@ const (
 	Resident       // readable
 )
 
-const nilEntry int32 = -1
+const nilEntry = index.None
 
 type entry struct {
 	id   identity.ID
@@ -113,22 +117,7 @@ func NewTier(capacity int, policy Policy) *Tier {
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (t *Tier) SizeIndex(n int) {
-	t.index = growIndex(t.index, n)
-}
-
-// growIndex returns index extended to n entries with nilEntry, in one
-// allocation (appending one at a time regrows a large slice by 1.25× each
-// time: five times its final size allocated for a 2.4 MB index).
-func growIndex(index []int32, n int) []int32 {
-	if n <= len(index) {
-		return index
-	}
-	grown := make([]int32, n)
-	copy(grown, index)
-	for i := len(index); i < n; i++ {
-		grown[i] = nilEntry
-	}
-	return grown
+	t.index = index.Grow(t.index, n)
 }
 
 // SetObserver installs o (nil removes it).
@@ -198,8 +187,9 @@ func (t *Tier) changed(id identity.ID) {
 // Touch refreshes the recency of the given keys in order: each present key
 // the policy lets move goes to the most-recent end. CohortLRU ignores
 // pending and pinned keys (they are outside its evictable set); Ranked moves
-// any present key, a pending one included (connectors.md §4.2 Decision);
-// FreeQueue has no touches.
+// any present key, a pending one included
+// (docs/model/g2.md ("Ranked (offloading_v0_32)"), a Decision); FreeQueue has
+// no touches.
 func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 	if t.policy == FreeQueue {
 		return
@@ -348,7 +338,8 @@ func (t *Tier) touchIsNoop(ids []identity.ID, reverse bool) bool {
 	return true
 }
 
-// StoreResult is the outcome of admitting a store (connectors.md §3.4).
+// StoreResult is the outcome of admitting a store
+// (docs/model/g2.md ("Store admission")).
 type StoreResult uint8
 
 const (
@@ -498,7 +489,7 @@ func (t *Tier) addPending(e int32, id identity.ID) {
 	en.pending, en.inList, en.added = true, false, t.addSeq
 	t.addSeq++
 	if int(id) >= len(t.index) {
-		t.index = growIndex(t.index, max(int(id)+1, 2*len(t.index)))
+		t.index = index.Grow(t.index, max(int(id)+1, 2*len(t.index)))
 	}
 	t.index[id] = e
 	t.n++
@@ -586,7 +577,8 @@ func (t *Tier) enterCohort() {
 	t.scratch = t.scratch[:k]
 	if t.policy == CohortLRU {
 		// One shared stamp: the cohort goes to the tail in identity order,
-		// the deterministic tie-break of connectors.md §4.1.
+		// the deterministic tie-break of
+		// docs/model/g2.md ("CohortLRU (offloading_v0_24)").
 		sortByID(t.scratch, t.entries)
 	}
 	for _, e := range t.scratch {

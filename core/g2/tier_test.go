@@ -60,10 +60,10 @@ func victims(t *testing.T, tr *g2.Tier, n int) ids {
 	return out
 }
 
-// TestCohortLRU_CohortStampAndIdentityTieBreak is connectors.md §4.1: one
-// completed store is one cohort ordered by identity sequence number (not
-// by the order of its keys), and a later cohort is more recent whatever its
-// identities.
+// TestCohortLRU_CohortStampAndIdentityTieBreak is
+// docs/model/g2.md ("CohortLRU (offloading_v0_24)"): one completed store is
+// one cohort ordered by identity sequence number (not by the order of its
+// keys), and a later cohort is more recent whatever its identities.
 func TestCohortLRU_CohortStampAndIdentityTieBreak(t *testing.T) {
 	tr := g2.NewTier(8, g2.CohortLRU)
 	stored(t, tr, 5, 3, 4)
@@ -107,10 +107,10 @@ func TestCohortLRU_UnpinnedKeysShareOneCohort(t *testing.T) {
 	check(t, tr)
 }
 
-// TestRanked_RankAtStore is connectors.md §4.2: a store takes its place at
-// preparation; completions do not reorder; pending and pinned entries keep
-// their place but are skipped as victims; a touch moves any present key,
-// a pending one included (Decision).
+// TestRanked_RankAtStore is docs/model/g2.md ("Ranked (offloading_v0_32)"): a
+// store takes its place at preparation; completions do not reorder; pending
+// and pinned entries keep their place but are skipped as victims; a touch
+// moves any present key, a pending one included (Decision).
 func TestRanked_RankAtStore(t *testing.T) {
 	tr := g2.NewTier(4, g2.Ranked)
 	tr.PrepareProtected(ids{1, 2}, nil)
@@ -146,7 +146,8 @@ func TestRanked_PinnedHeadIsSkipped(t *testing.T) {
 	}
 }
 
-// TestFreeQueue_ReleaseOrder is connectors.md §4.3: entries join the queue
+// TestFreeQueue_ReleaseOrder is
+// docs/model/g2.md ("FreeQueue (simple_cpu_v0_32)"): entries join the queue
 // when they become free — a store completion in block order, a load
 // completion's unpins in block order — and there are no touches.
 func TestFreeQueue_ReleaseOrder(t *testing.T) {
@@ -201,8 +202,8 @@ func same(a, b snapshot) bool {
 		slices.Equal(a.order, b.order) && slices.Equal(a.entries, b.entries) && a.evictions == b.evictions
 }
 
-// TestProtected_Admission is connectors.md §3.4's whole-range, protected
-// mode under each policy.
+// TestProtected_Admission is docs/model/g2.md ("Store admission")'s
+// whole-range, protected mode under each policy.
 func TestProtected_Admission(t *testing.T) {
 	for _, pol := range []g2.Policy{g2.CohortLRU, g2.Ranked, g2.FreeQueue} {
 		t.Run(pol.String(), func(t *testing.T) {
@@ -272,9 +273,10 @@ func TestProtected_Admission(t *testing.T) {
 	}
 }
 
-// TestRoomLimited_Admission is connectors.md §3.4's room-limited mode: room
-// is free slots plus every evictable entry, and victims come from all of
-// them in policy order (a key the storing request reuses included).
+// TestRoomLimited_Admission is docs/model/g2.md ("Store admission")'s
+// room-limited mode: room is free slots plus every evictable entry, and
+// victims come from all of them in policy order (a key the storing request
+// reuses included).
 func TestRoomLimited_Admission(t *testing.T) {
 	tr := g2.NewTier(4, g2.FreeQueue)
 	stored(t, tr, 1, 2)

@@ -1,4 +1,4 @@
-// Package g3 owns the storage tier behind G2 (replay-model.md §10): which
+// Package g3 owns the storage tier behind G2 (docs/model/g3.md): which
 // block identities a G3 store holds, its least-recently-used eviction, and
 // the timing of G2→G3 writes and G3→G2 reads over a fair-shared link.
 // A worker_local store serves one worker; a cluster_shared store serves
@@ -12,6 +12,7 @@ package g3
 import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Direction of a G3 job.
@@ -34,7 +35,7 @@ const (
 // Link is one worker's connection to a store.
 type Link struct {
 	ReadGBps, WriteGBps  float64 // per worker, 0 = unlimited
-	LatencyToFirstByteMs float64
+	LatencyToFirstByteMs vtime.Time
 }
 
 // Stats are one store's counters (the report's g3_offload section).
@@ -50,7 +51,7 @@ type Stats struct {
 type JobStats struct {
 	SubmittedJobs, CompletedJobs, CancelledJobs int64
 	CompletedBytes                              int64
-	TransferMs                                  float64
+	TransferMs                                  vtime.Time // summed over completed jobs
 }
 
 type entry struct {
@@ -67,10 +68,16 @@ type Job struct {
 	Dir    Direction
 	Worker int
 	Keys   []identity.ID
-	Submit float64
-	Done   float64
-	// Owner is the caller's tag (the connector's staging or store record).
-	Owner any
+	Submit vtime.Time
+	Done   vtime.Time
+	// Owner submitted the job and is told when it completes.
+	Owner Owner
+}
+
+// An Owner submits jobs and applies them when they complete (a DP rank's
+// connector adapter).
+type Owner interface {
+	G3Completed(j *Job)
 }
 
 // A Store is one G3 tier.
@@ -117,7 +124,7 @@ func (s *Store) Contains(key identity.ID) bool { _, ok := s.entries[key]; return
 // SubmitWrite writes the keys the store lacks, evicting least-recently-used
 // entries not in transfer; keys that do not fit are skipped. It returns the
 // job, or nil when nothing needs writing.
-func (s *Store) SubmitWrite(worker int, keys []identity.ID, now float64, link Link, owner any) *Job {
+func (s *Store) SubmitWrite(worker int, keys []identity.ID, now vtime.Time, link Link, owner Owner) *Job {
 	var take []identity.ID
 	for _, k := range keys {
 		if _, ok := s.entries[k]; ok {
@@ -138,7 +145,7 @@ func (s *Store) SubmitWrite(worker int, keys []identity.ID, now float64, link Li
 
 // SubmitRead reads resident keys for worker (they stay busy until the job
 // completes), touching them as most recently used.
-func (s *Store) SubmitRead(worker int, keys []identity.ID, now float64, link Link, owner any) *Job {
+func (s *Store) SubmitRead(worker int, keys []identity.ID, now vtime.Time, link Link, owner Owner) *Job {
 	for _, k := range keys {
 		e := s.entries[k]
 		e.busy++
@@ -150,7 +157,7 @@ func (s *Store) SubmitRead(worker int, keys []identity.ID, now float64, link Lin
 	return s.submit(Read, worker, append([]identity.ID(nil), keys...), now, link.ReadGBps, link.LatencyToFirstByteMs, owner)
 }
 
-func (s *Store) submit(dir Direction, worker int, keys []identity.ID, now, gbps, latency float64, owner any) *Job {
+func (s *Store) submit(dir Direction, worker int, keys []identity.ID, now vtime.Time, gbps float64, latency vtime.Time, owner Owner) *Job {
 	s.nextJob++
 	j := &Job{ID: s.nextJob, Dir: dir, Worker: worker, Keys: keys, Submit: now, Owner: owner}
 	s.jobs[j.ID] = j
@@ -165,14 +172,14 @@ func (s *Store) submit(dir Direction, worker int, keys []identity.ID, now, gbps,
 }
 
 // Next is the time of the store's next transfer event, or +Inf.
-func (s *Store) Next() float64 { return s.pool.Next() }
+func (s *Store) Next() vtime.Time { return s.pool.Next() }
 
 // Busy reports whether jobs are in flight.
 func (s *Store) Busy() bool { return len(s.jobs) > 0 }
 
 // Advance completes the jobs done by now and returns them in completion
 // order: written blocks become resident, read blocks free again.
-func (s *Store) Advance(now float64) []*Job {
+func (s *Store) Advance(now vtime.Time) []*Job {
 	s.done = s.done[:0]
 	for _, d := range s.pool.Advance(now) {
 		j := s.jobs[d.ID]

@@ -5,8 +5,9 @@
 // Every tier (G1, G2, G3) and the record speak in IDs, never in hashes. An
 // ID's numeric order is the order in which the identity was first computed in
 // the run; the G2 cohort LRU uses it as its deterministic tie-break
-// (connectors.md §4.1) and the record names a block after the request and
-// block index where its ID was born (record.md "Names").
+// (docs/model/g2.md ("CohortLRU (offloading_v0_24)")) and the record names a
+// block after the request and block index where its ID was born
+// (docs/model/record.md ("Names")).
 package identity
 
 // ID is a dense block identity, numbered from 0 in order of first sight.

@@ -8,8 +8,9 @@ import (
 
 func tokens(v ...uint32) []uint32 { return v }
 
-// TestSequence_ChainedIdentities is connectors.md §1.1: only full blocks
-// have an identity; two blocks are equal only if their whole prefixes are.
+// TestSequence_ChainedIdentities is docs/model/g1.md ("Block identity"): only
+// full blocks have an identity; two blocks are equal only if their whole
+// prefixes are.
 func TestSequence_ChainedIdentities(t *testing.T) {
 	tab := identity.NewTable(8)
 	var a, b, c identity.Sequence

@@ -1,12 +1,13 @@
 // Package load owns when sessions start and when their next turns become
-// ready (replay-model.md §3): closed-loop concurrency counted in sessions,
-// open-loop trace timestamps with speedup, and synthetic Poisson or
-// constant-rate arrivals.
+// ready (docs/model/traffic.md ("Load models")): closed-loop concurrency
+// counted in sessions, open-loop trace timestamps with speedup, and synthetic
+// Poisson or constant-rate arrivals.
 package load
 
 import (
-	"math"
 	"math/rand/v2"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Mode of a driver.
@@ -25,7 +26,7 @@ type Driver struct {
 	mode        Mode
 	concurrency int
 	speedup     float64
-	arrivals    []float64 // open loop: first-turn arrival per session
+	arrivals    []vtime.Time // open loop: first-turn arrival per session
 	sessions    int
 	active      int
 	next        int
@@ -48,10 +49,10 @@ func NewClosedScaled(n, concurrency int, speedup float64) *Driver {
 
 // NewTimestamps returns an open-loop driver whose sessions arrive at the
 // given (normalised) times divided by speedup.
-func NewTimestamps(arrivals []float64, speedup float64) *Driver {
-	a := make([]float64, len(arrivals))
+func NewTimestamps(arrivals []vtime.Time, speedup float64) *Driver {
+	a := make([]vtime.Time, len(arrivals))
 	for i, t := range arrivals {
-		a[i] = t / speedup
+		a[i] = vtime.Time(float64(t) / speedup)
 	}
 	return &Driver{mode: Open, arrivals: a, sessions: len(a), speedup: speedup}
 }
@@ -61,10 +62,10 @@ func NewTimestamps(arrivals []float64, speedup float64) *Driver {
 // seeded with seed; the first session arrives after the first gap).
 func NewPoisson(n int, rate float64, seed int64) *Driver {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6b7673696d))
-	a := make([]float64, n)
-	t := 0.0
+	a := make([]vtime.Time, n)
+	var t vtime.Time
 	for i := range a {
-		t += rng.ExpFloat64() * 1000 / rate
+		t += vtime.Time(rng.ExpFloat64() * 1000 / rate)
 		a[i] = t
 	}
 	return &Driver{mode: Open, arrivals: a, sessions: n, speedup: 1}
@@ -73,16 +74,16 @@ func NewPoisson(n int, rate float64, seed int64) *Driver {
 // NewConstantRate returns an open-loop driver with n sessions arriving every
 // 1000/rate ms, the first at 0.
 func NewConstantRate(n int, rate float64) *Driver {
-	a := make([]float64, n)
+	a := make([]vtime.Time, n)
 	for i := range a {
-		a[i] = float64(i) * 1000 / rate
+		a[i] = vtime.Time(float64(i) * 1000 / rate)
 	}
 	return &Driver{mode: Open, arrivals: a, sessions: n, speedup: 1}
 }
 
 // Start calls start for every session that begins at run start (closed
 // loop) or at its arrival time (open loop), in session order.
-func (d *Driver) Start(start func(session int, at float64)) {
+func (d *Driver) Start(start func(session int, at vtime.Time)) {
 	if d.mode == Open {
 		for i, t := range d.arrivals {
 			start(i, t)
@@ -98,11 +99,11 @@ func (d *Driver) Start(start func(session int, at float64)) {
 }
 
 // Delay scales a trace delay for this driver (speedup under timestamps).
-func (d *Driver) Delay(ms float64) float64 { return ms / d.speedup }
+func (d *Driver) Delay(ms vtime.Time) vtime.Time { return vtime.Time(float64(ms) / d.speedup) }
 
 // SessionDone tells the driver a session ended at t; a closed loop starts
 // the next pending session at the same instant.
-func (d *Driver) SessionDone(at float64, start func(session int, at float64)) {
+func (d *Driver) SessionDone(at vtime.Time, start func(session int, at vtime.Time)) {
 	if d.mode != Closed {
 		return
 	}
@@ -115,4 +116,4 @@ func (d *Driver) SessionDone(at float64, start func(session int, at float64)) {
 }
 
 // Unbounded is +Inf, for stop times that are not set.
-var Unbounded = math.Inf(1)
+var Unbounded = vtime.Never

@@ -5,20 +5,22 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/load"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 type start struct {
 	session int
-	at      float64
+	at      vtime.Time
 }
 
-func collect(out *[]start) func(int, float64) {
-	return func(s int, at float64) { *out = append(*out, start{s, at}) }
+func collect(out *[]start) func(int, vtime.Time) {
+	return func(s int, at vtime.Time) { *out = append(*out, start{s, at}) }
 }
 
-// TestClosed_HandsTheSlotOnAtTheSameInstant is replay-model.md §3: up to
-// concurrency sessions are active; a finishing session's slot passes to the
-// next pending session at that same instant, in session order.
+// TestClosed_HandsTheSlotOnAtTheSameInstant is
+// docs/model/traffic.md ("Load models"): up to concurrency sessions are
+// active; a finishing session's slot passes to the next pending session at
+// that same instant, in session order.
 func TestClosed_HandsTheSlotOnAtTheSameInstant(t *testing.T) {
 	d := load.NewClosed(5, 2)
 	var got []start
@@ -44,9 +46,9 @@ func TestClosed_HandsTheSlotOnAtTheSameInstant(t *testing.T) {
 }
 
 // TestTimestamps_Speedup: first arrivals and delays are divided by the
-// speedup (replay-model.md §2.3).
+// speedup (docs/model/traffic.md ("Turn timing")).
 func TestTimestamps_Speedup(t *testing.T) {
-	d := load.NewTimestamps([]float64{0, 100, 50}, 2)
+	d := load.NewTimestamps([]vtime.Time{0, 100, 50}, 2)
 	var got []start
 	d.Start(collect(&got))
 	if want := []start{{0, 0}, {1, 50}, {2, 25}}; !slices.Equal(got, want) {
@@ -75,10 +77,10 @@ func TestConstantRate(t *testing.T) {
 // TestPoisson_DeterministicPerSeed: the same seed gives the same arrivals,
 // another seed different ones; arrivals increase.
 func TestPoisson_DeterministicPerSeed(t *testing.T) {
-	times := func(seed int64) []float64 {
+	times := func(seed int64) []vtime.Time {
 		var got []start
 		load.NewPoisson(50, 10, seed).Start(collect(&got))
-		out := make([]float64, len(got))
+		out := make([]vtime.Time, len(got))
 		for i, s := range got {
 			out[i] = s.at
 		}
@@ -94,7 +96,7 @@ func TestPoisson_DeterministicPerSeed(t *testing.T) {
 	if !slices.IsSorted(a) || a[0] <= 0 {
 		t.Errorf("arrivals not increasing from a first gap: %v", a[:5])
 	}
-	mean := a[len(a)-1] / float64(len(a))
+	mean := float64(a[len(a)-1]) / float64(len(a))
 	if mean < 50 || mean > 200 {
 		t.Errorf("mean gap %v ms at 10/s; want about 100", mean)
 	}

@@ -1,5 +1,6 @@
-// Package placement owns where a ready request goes (replay-model.md §4):
-// round robin, with no session affinity and no cache awareness.
+// Package placement owns where a ready request goes
+// (docs/model/engine.md ("Placement")): round robin, with no session affinity
+// and no cache awareness.
 package placement
 
 // Target is one DP rank of one worker.

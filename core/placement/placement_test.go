@@ -6,9 +6,10 @@ import (
 	"github.com/kvsim/kvsim/core/placement"
 )
 
-// TestAggregated_RoundRobin3x2 is acceptance.md §D / replay-model.md §4:
-// 3 workers × 2 DP ranks go (w0,r0), (w1,r0), (w2,r0), (w0,r1), (w1,r1),
-// (w2,r1), and then start over.
+// TestAggregated_RoundRobin3x2 is
+// docs/model/acceptance.md ("Case D: smaller checks") /
+// docs/model/engine.md ("Placement"): 3 workers × 2 DP ranks go (w0,r0),
+// (w1,r0), (w2,r0), (w0,r1), (w1,r1), (w2,r1), and then start over.
 func TestAggregated_RoundRobin3x2(t *testing.T) {
 	a := placement.NewAggregated(3, 2)
 	want := []placement.Target{tg(0, 0), tg(1, 0), tg(2, 0), tg(0, 1), tg(1, 1), tg(2, 1), tg(0, 0), tg(1, 0)}

@@ -1,8 +1,12 @@
 package record
 
-import "math"
+import (
+	"math"
 
-// Event kinds (record.md "Event kinds").
+	"github.com/kvsim/kvsim/core/vtime"
+)
+
+// Event kinds (docs/model/record.md ("Event kinds")).
 const (
 	evLookup uint8 = iota
 	evAdmit
@@ -45,7 +49,7 @@ type rawEvent struct {
 	// c/d a submit's deadline (t2); preempt c/d its second time (t2);
 	// evictions a the block, b the slot.
 	a, b, c, d int32
-	t1         float64
+	t1         vtime.Time
 }
 
 // kindDecoded marks an event read back from passes.jsonl, kept as it was
@@ -53,12 +57,12 @@ type rawEvent struct {
 // evictions alone are millions per large run.
 const kindDecoded = 0x80
 
-func (e *rawEvent) t2() float64 {
-	return math.Float64frombits(uint64(uint32(e.c)) | uint64(uint32(e.d))<<32)
+func (e *rawEvent) t2() vtime.Time {
+	return vtime.Time(math.Float64frombits(uint64(uint32(e.c)) | uint64(uint32(e.d))<<32))
 }
 
-func (e *rawEvent) setT2(v float64) {
-	b := math.Float64bits(v)
+func (e *rawEvent) setT2(v vtime.Time) {
+	b := math.Float64bits(float64(v))
 	e.c, e.d = int32(uint32(b)), int32(uint32(b>>32))
 }
 
@@ -93,9 +97,9 @@ func (r *Record) events(rank, pass int) []Event {
 	return out
 }
 
-func ip(v int32) *int       { x := int(v); return &x }
-func fp(v float64) *float64 { return &v }
-func bp(v bool) *bool       { return &v }
+func ip(v int32) *int             { x := int(v); return &x }
+func tp(v vtime.Time) *vtime.Time { return &v }
+func bp(v bool) *bool             { return &v }
 
 func (r *Record) arenaNames(off, n int32) []string {
 	if n == 0 {
@@ -130,7 +134,7 @@ func (r *Record) event(e *rawEvent) Event {
 	case evAdmit:
 		ev.Reused, ev.G1, ev.Host, ev.Cursor, ev.Readmit = ip(e.a), ip(e.b), ip(e.c), ip(e.d), bp(e.flag)
 	case evPreempt:
-		ev.FenceFrom, ev.FenceTo = fp(e.t1), fp(e.t2())
+		ev.FenceFrom, ev.FenceTo = tp(e.t1), tp(e.t2())
 	case evReject:
 		ev.Reason = reasons[e.reason]
 	case evG1Evict:
@@ -144,19 +148,19 @@ func (r *Record) event(e *rawEvent) Event {
 	case evStoreCursor:
 		ev.Before, ev.After = ip(e.a), ip(e.b)
 	case evD2HSubmit, evH2DSubmit:
-		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), fp(e.t1)
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), tp(e.t1)
 		if e.flag {
-			ev.DeadlineMs = fp(e.t2())
+			ev.DeadlineMs = tp(e.t2())
 		}
 	case evD2HComplete, evH2DComplete, evHoldRelease:
-		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), fp(e.t1)
+		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), tp(e.t1)
 		if e.kind == evH2DComplete || e.kind == evD2HComplete {
 			ev.Request = r.Request(r.trs[e.a].req)
 		}
 	case evG2Evict:
 		ev.Block = r.BlockName(e.a)
 	case evFence:
-		ev.Reason, ev.UntilMs = reasons[e.reason], fp(e.t1)
+		ev.Reason, ev.UntilMs = reasons[e.reason], tp(e.t1)
 	}
 	return ev
 }

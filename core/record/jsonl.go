@@ -6,20 +6,22 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// line is one passes.jsonl object. Fields beyond record.md's are what
-// Decode needs to rebuild the record exactly: the slot and entry changes of
-// the pass, and the names of blocks and requests seen for the first time.
+// line is one passes.jsonl object. Fields beyond docs/model/record.md's are
+// what Decode needs to rebuild the record exactly: the slot and entry changes
+// of the pass, and the names of blocks and requests seen for the first time.
 type line struct {
 	Pass           int         `json:"pass"`
 	Worker         int         `json:"worker"`
 	Rank           int         `json:"rank"`
 	Role           string      `json:"role"`
 	Final          bool        `json:"final,omitempty"`
-	StartMs        float64     `json:"start_ms"`
-	ComputeStartMs float64     `json:"compute_start_ms"`
-	EndMs          float64     `json:"end_ms"`
+	StartMs        vtime.Time  `json:"start_ms"`
+	ComputeStartMs vtime.Time  `json:"compute_start_ms"`
+	EndMs          vtime.Time  `json:"end_ms"`
 	Scheduled      []Scheduled `json:"scheduled"`
 	Events         []Event     `json:"events"`
 	G1             *g1Summary  `json:"g1"`
@@ -61,7 +63,7 @@ type g2Summary struct {
 type lineRef struct{ rank, pass int }
 
 // WriteJSONL writes passes.jsonl: one object per pass per rank, in the
-// order the passes ended (record.md).
+// order the passes ended (docs/model/record.md).
 func (r *Record) WriteJSONL(w io.Writer) error {
 	var order []lineRef
 	for ri, rl := range r.ranks {

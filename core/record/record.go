@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // A Record is a run's per-pass record: for every DP rank the G1 delta log,
@@ -58,7 +60,7 @@ type rankLog struct {
 }
 
 type passEntry struct {
-	start, computeStart, end float64
+	start, computeStart, end vtime.Time
 	schedOff, schedLen       int32 // scheduled requests in Record.sched
 	g1End, g2End, evEnd      int
 	final                    bool

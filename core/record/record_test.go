@@ -298,7 +298,7 @@ func BenchmarkSeek(b *testing.B) {
 		b.Fatal(err)
 	}
 	rr := record.NewRecorder()
-	if _, err := replay.Run(cfg, wl, engine.Options{Observer: rr}); err != nil {
+	if _, err := replay.RunWith(cfg, wl, engine.Options{Observer: rr}); err != nil {
 		b.Fatal(err)
 	}
 	rec := rr.Record()

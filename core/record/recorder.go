@@ -10,6 +10,7 @@ import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/scheduler"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // A Recorder builds a Record while the engine runs: pass it as
@@ -106,10 +107,10 @@ func (rr *Recorder) rankOf(rk *engine.Rank) *rankRec { return rr.ranks[rk.Index]
 func (rr *Recorder) Focus(rk *engine.Rank) { rr.focus = rr.rankOf(rk) }
 
 // PassStart is part of engine.Observer.
-func (rr *Recorder) PassStart(rk *engine.Rank, start float64) {}
+func (rr *Recorder) PassStart(rk *engine.Rank, start vtime.Time) {}
 
 // PassEnd closes one pass of rk (engine.Observer).
-func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd float64) {
+func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd vtime.Time) {
 	r := rr.rankOf(rk)
 	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd,
 		schedOff: int32(rr.rec.sched.len()), schedLen: int32(len(res.Scheduled))}

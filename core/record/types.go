@@ -1,12 +1,14 @@
 // Package record owns the per-pass block-state record: what every G1 slot
 // and G2 entry held at every pass of every DP rank, and what happened in
-// that pass (record.md). The engine feeds a Recorder at every state change;
-// the Recorder stores a delta log with periodic checkpoints, so the state
-// at any pass is rebuilt quickly without storing a snapshot per pass.
+// that pass (docs/model/record.md). The engine feeds a Recorder at every state
+// change; the Recorder stores a delta log with periodic checkpoints, so the
+// state at any pass is rebuilt quickly without storing a snapshot per pass.
 // passes.jsonl (Record.WriteJSONL) is its exported form and Decode reads it
 // back, so the CLI's inspect/diff and the browser app share one
 // reconstruction.
 package record
+
+import "github.com/kvsim/kvsim/core/vtime"
 
 // Slot states, one character each in passes.jsonl and `kvsim inspect`.
 const (
@@ -26,7 +28,7 @@ const (
 )
 
 // A Block is a block identity named for people: the request and block
-// index where it was first computed (record.md "Names").
+// index where it was first computed (docs/model/record.md ("Names")).
 type Block struct {
 	Name    string // e.g. "s3t2#17"
 	Request string // "s3t2"
@@ -71,41 +73,41 @@ type Scheduled struct {
 	Prefill int    `json:"prefill"` // prompt tokens among Tokens
 }
 
-// Event is one happening inside a pass (record.md "Event kinds"). Only the
-// fields its kind uses are set.
+// Event is one happening inside a pass (docs/model/record.md ("Event kinds")).
+// Only the fields its kind uses are set.
 type Event struct {
-	Kind       string   `json:"kind"`
-	Request    string   `json:"request,omitempty"`
-	Block      string   `json:"block,omitempty"`
-	Blocks     []string `json:"blocks,omitempty"`
-	Indices    []int    `json:"indices,omitempty"`
-	Slot       *int     `json:"slot,omitempty"`
-	Transfer   int      `json:"transfer,omitempty"`
-	AtMs       *float64 `json:"at_ms,omitempty"`
-	DeadlineMs *float64 `json:"deadline_ms,omitempty"`
-	UntilMs    *float64 `json:"until_ms,omitempty"`
-	Result     string   `json:"result,omitempty"`
-	G1Hits     *int     `json:"g1_hit_blocks,omitempty"`
-	Reused     *int     `json:"reused,omitempty"`
-	G1         *int     `json:"g1,omitempty"`
-	Host       *int     `json:"host,omitempty"`
-	Cursor     *int     `json:"cursor,omitempty"`
-	Before     *int     `json:"before,omitempty"`
-	After      *int     `json:"after,omitempty"`
-	Readmit    *bool    `json:"readmission,omitempty"`
-	AtFinish   *bool    `json:"at_finish,omitempty"`
-	FenceFrom  *float64 `json:"fence_before_ms,omitempty"`
-	FenceTo    *float64 `json:"fence_after_ms,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	Kind       string      `json:"kind"`
+	Request    string      `json:"request,omitempty"`
+	Block      string      `json:"block,omitempty"`
+	Blocks     []string    `json:"blocks,omitempty"`
+	Indices    []int       `json:"indices,omitempty"`
+	Slot       *int        `json:"slot,omitempty"`
+	Transfer   int         `json:"transfer,omitempty"`
+	AtMs       *vtime.Time `json:"at_ms,omitempty"`
+	DeadlineMs *vtime.Time `json:"deadline_ms,omitempty"`
+	UntilMs    *vtime.Time `json:"until_ms,omitempty"`
+	Result     string      `json:"result,omitempty"`
+	G1Hits     *int        `json:"g1_hit_blocks,omitempty"`
+	Reused     *int        `json:"reused,omitempty"`
+	G1         *int        `json:"g1,omitempty"`
+	Host       *int        `json:"host,omitempty"`
+	Cursor     *int        `json:"cursor,omitempty"`
+	Before     *int        `json:"before,omitempty"`
+	After      *int        `json:"after,omitempty"`
+	Readmit    *bool       `json:"readmission,omitempty"`
+	AtFinish   *bool       `json:"at_finish,omitempty"`
+	FenceFrom  *vtime.Time `json:"fence_before_ms,omitempty"`
+	FenceTo    *vtime.Time `json:"fence_after_ms,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
 }
 
 // PassInfo describes one pass of one rank. Pass counts from 1 per rank.
 type PassInfo struct {
 	Pass           int
 	Rank           RankID
-	StartMs        float64
-	ComputeStartMs float64
-	EndMs          float64
+	StartMs        vtime.Time
+	ComputeStartMs vtime.Time
+	EndMs          vtime.Time
 	Scheduled      []Scheduled
 	// Final marks the extra line that carries changes after the rank's
 	// last pass (transfers that complete while the rank idles to the end).

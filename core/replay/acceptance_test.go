@@ -13,13 +13,14 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// connectorRows are acceptance.md §A: restored and recomputed tokens per
-// CPU tier and connector.
+// connectorRows are docs/model/acceptance.md ("Case A: connector comparison"):
+// restored and recomputed tokens per CPU tier and connector.
 var connectorRows = []struct {
 	name                 string
 	blocks               int // 0: no host_offload
@@ -71,7 +72,7 @@ func runExample(t testing.TB, name string, sets []string, open Opener) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(cfg, wl, engine.Options{Check: true})
+	res, err := RunWith(cfg, wl, engine.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +87,10 @@ func restored(res *Result) int64 {
 	return n
 }
 
-// TestConnectorComparison is acceptance.md §A: all seven rows from the real
-// config file and the generated trace, each request also checked against
-// the reference model's per-request times and reuse.
+// TestConnectorComparison is
+// docs/model/acceptance.md ("Case A: connector comparison"): all seven rows
+// from the real config file and the generated trace, each request also checked
+// against the reference model's per-request times and reuse.
 func TestConnectorComparison(t *testing.T) {
 	open := generatedOpener(t)
 	for _, row := range connectorRows {
@@ -119,7 +121,8 @@ func refName(blocks int, connector string) string {
 }
 
 // compareReference checks every request against the independent model's
-// per-request reference (acceptance.md §A "Per-request reference runs").
+// per-request reference
+// (docs/model/acceptance.md ("Case A: connector comparison")).
 func compareReference(t *testing.T, res *Result, file string) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -136,21 +139,21 @@ func compareReference(t *testing.T, res *Result, file string) {
 		var ref struct {
 			RequestID                            string `json:"request_id"`
 			Arrival, FirstAdmit, FirstToken, End float64
-			G1                                   *int    `json:"first_admission_g1_reused_input_tokens"`
-			Host                                 *int    `json:"first_admission_host_reused_input_tokens"`
-			A                                    float64 `json:"arrival_time_ms"`
-			F                                    float64 `json:"first_admit_ms"`
-			T                                    float64 `json:"first_token_ms"`
-			E                                    float64 `json:"terminal_time_ms"`
+			G1                                   *int       `json:"first_admission_g1_reused_input_tokens"`
+			Host                                 *int       `json:"first_admission_host_reused_input_tokens"`
+			A                                    vtime.Time `json:"arrival_time_ms"`
+			F                                    vtime.Time `json:"first_admit_ms"`
+			T                                    vtime.Time `json:"first_token_ms"`
+			E                                    vtime.Time `json:"terminal_time_ms"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ref); err != nil {
 			t.Fatal(err)
 		}
 		r := res.Records[byID[ref.RequestID]]
-		got := []float64{r.ArrivalMs, r.FirstAdmitMs, r.FirstTokenMs, r.TerminalMs}
-		want := []float64{ref.A, ref.F, ref.T, ref.E}
+		got := []vtime.Time{r.ArrivalMs, r.FirstAdmitMs, r.FirstTokenMs, r.TerminalMs}
+		want := []vtime.Time{ref.A, ref.F, ref.T, ref.E}
 		for k := range got {
-			if math.Abs(got[k]-want[k]) > 1e-9 {
+			if math.Abs(float64(got[k]-want[k])) > 1e-9 {
 				t.Fatalf("%s: arrival/admit/first token/end = %v; reference %v", ref.RequestID, got, want)
 			}
 		}
@@ -160,7 +163,9 @@ func compareReference(t *testing.T, res *Result, file string) {
 	}
 }
 
-// TestNoTierHitTable is acceptance.md §A row 1's per-turn G1 hit table.
+// TestNoTierHitTable is
+// docs/model/acceptance.md ("Case A: connector comparison") row 1's per-turn
+// G1 hit table.
 func TestNoTierHitTable(t *testing.T) {
 	res := runExample(t, "connectors.yaml", connectorSets(0, ""), generatedOpener(t))
 	hits := [6][4]int{{0, 0, 0, 0}, {19, 19, 19, 19}, {27, 27, 27, 26}, {21, 18, 5, 2}, {0, 0, 0, 0}, {0, 0, 0, 0}}
@@ -177,13 +182,13 @@ func TestNoTierHitTable(t *testing.T) {
 	}
 }
 
-// TestG2Restore is acceptance.md §B.
+// TestG2Restore is docs/model/acceptance.md ("Case B: restore from G2").
 func TestG2Restore(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		sets      []string
 		committed int64
-		wait      float64
+		wait      vtime.Time
 	}{
 		{"1GBps", nil, 28, 2},
 		{"0.1GBps", []string{hostOffload + ".h2d_bandwidth_gbps=0.1"}, 28, 20},
@@ -222,7 +227,8 @@ func TestG2Restore(t *testing.T) {
 	}
 }
 
-// TestSharedPoolDomain is acceptance.md §B with scope cluster_shared.
+// TestSharedPoolDomain is docs/model/acceptance.md ("Case B: restore from G2")
+// with scope cluster_shared.
 func TestSharedPoolDomain(t *testing.T) {
 	res := runExample(t, "g2-restore.yaml", []string{hostOffload + ".scope=cluster_shared"}, traces.Open)
 	if d := res.Summary.Domains; len(d) != 1 || d[0].CapacityBlocks != 8 {

@@ -8,9 +8,11 @@ import (
 	"github.com/kvsim/kvsim/traces"
 )
 
-// TestAgenticG2TwoWorkers is acceptance.md §C: the agentic G2 example with
-// replicas 2 completes its four requests on both workers; the same with a
-// cluster_shared pool is rejected with the reference message.
+// TestAgenticG2TwoWorkers is
+// docs/model/acceptance.md ("Case C: agentic workers with private G2"): the
+// agentic G2 example with replicas 2 completes its four requests on both
+// workers; the same with a cluster_shared pool is rejected with the reference
+// message.
 func TestAgenticG2TwoWorkers(t *testing.T) {
 	res := runExample(t, "agentic-g2.yaml", nil, traces.Open)
 	if got := res.Summary.CompletedRequests; got != 4 {

@@ -13,11 +13,12 @@ import (
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
-// benchTrace is acceptance.md §E's trace: 10,000 sessions × 6 turns of the
-// §A shape.
+// benchTrace is docs/model/acceptance.md ("Case E: the benchmark")'s trace:
+// 10,000 sessions × 6 turns of the §A shape.
 func benchTrace(tb testing.TB) []byte {
 	spec := trace.ConnectorsTraceDefault()
 	spec.Sessions = 10000
@@ -38,23 +39,24 @@ var benchSets = []string{
 	hostOffload + "=null",
 }
 
+// benchRun is one §E replay per iteration through the door a front end
+// uses (Run: config, limits, trace, engine, prediction.json).
 func benchRun(b *testing.B, extra []string) {
-	tr := benchTrace(b)
-	cfg := benchConfig(b, extra)
+	data, err := traces.Read("connectors.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	job := Job{Name: "connectors.yaml", Dir: ".", Config: data, Sets: append(append([]string{}, benchSets...), extra...),
+		Traces: Traces{Inline: benchTrace(b)}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var passes int64
 	for i := 0; i < b.N; i++ {
-		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(tr)), nil })
+		res, err := Run(job)
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := Run(cfg, wl, engine.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = res.PredictionJSON()
-		passes = res.Engine.Passes
+		passes = res.Stats.Passes
 		if res.Summary.CompletedRequests != 60000 {
 			b.Fatalf("completed %d", res.Summary.CompletedRequests)
 		}
@@ -179,7 +181,7 @@ func timedRun(b *testing.B, c benchCase, tr []byte) cost {
 		rr = record.NewRecorder()
 		opts.Observer = rr
 	}
-	res, err := Run(c.cfg, wl, opts)
+	res, err := RunWith(c.cfg, wl, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -217,9 +219,9 @@ func BenchmarkReplayTopology(b *testing.B) {
 
 // BenchmarkSteadyState measures heap allocations in the middle of the §E
 // run (between 20% and 80% of its virtual time), per pass and per session
-// started there: acceptance.md §E's "allocation-free steady state" allows
-// only per-request token lists and report records, which kvsim sizes per
-// session when it starts.
+// started there: docs/model/acceptance.md ("Case E: the benchmark")'s
+// "allocation-free steady state" allows only per-request token lists and
+// report records, which kvsim sizes per session when it starts.
 func BenchmarkSteadyState(b *testing.B) {
 	tr := benchTrace(b)
 	data, _ := traces.Read("connectors.yaml")
@@ -232,7 +234,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.Fatal(err)
 	}
 	// A first run gives the run's length.
-	res, err := Run(cfg, wl, engine.Options{})
+	res, err := RunWith(cfg, wl, engine.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -243,13 +245,13 @@ func BenchmarkSteadyState(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := e.RunUntil(0.2 * end); err != nil {
+		if _, err := e.RunUntil(vtime.Time(0.2 * end)); err != nil {
 			b.Fatal(err)
 		}
 		p0, d0 := e.Passes, e.Dispatched()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		if _, err := e.RunUntil(0.8 * end); err != nil {
+		if _, err := e.RunUntil(vtime.Time(0.8 * end)); err != nil {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&m1)
@@ -261,8 +263,9 @@ func BenchmarkSteadyState(b *testing.B) {
 	}
 }
 
-// BenchmarkConnectorRow is one acceptance.md §A run (2,048 host blocks,
-// simple_cpu_v0_32): the run the browser app makes by default, timed
+// BenchmarkConnectorRow is one
+// docs/model/acceptance.md ("Case A: connector comparison") run (2,048 host
+// blocks, simple_cpu_v0_32): the run the browser app makes by default, timed
 // natively and under GOOS=js GOARCH=wasm to compare the two.
 func BenchmarkConnectorRow(b *testing.B) {
 	open := generatedOpener(b)
@@ -278,7 +281,7 @@ func BenchmarkConnectorRow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Run(cfg, wl, engine.Options{}); err != nil {
+		if _, err := RunWith(cfg, wl, engine.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestDeferredCompletionsChangeNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				rr := record.NewRecorder()
-				res, err := Run(cfg, wl, engine.Options{Check: true, Observer: rr, WakeForEveryCompletion: wake})
+				res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr, WakeForEveryCompletion: wake})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -42,7 +42,7 @@ func runInline(t *testing.T, cfgText, trace string, sets []string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(cfg, wl, engine.Options{Check: true})
+	res, err := RunWith(cfg, wl, engine.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

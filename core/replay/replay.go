@@ -1,12 +1,20 @@
-// Package replay is the one entry point every front end uses (the CLI, the
-// wasm bridge, the Cloudflare worker, sweeps): build the workload a config
-// describes, run the engine, and encode the report. It does no file or
-// network I/O itself; callers hand it a function that opens trace paths.
+// Package replay is the one door into the core. A front end (the CLI, the
+// browser's Web Worker, the Cloudflare Worker's API, a sweep) describes a
+// replay as a Job: the config text and its --set overrides, where traces
+// come from, what to capture and the limits that bound it. Run parses the
+// config, checks the limits, builds the workload, runs the engine and
+// encodes the report, and returns an Output or one positioned *Error
+// (Kind: config, trace, limit, stalled or internal). Front ends import this
+// package, never the engine, the scheduler, the connector or the pools
+// (TestFrontEndsUseTheDoor enforces it).
+//
+// It does no file or network I/O: a front end that reads files hands it an
+// Opener (Traces.Files). RunWith is the engine-level entry for the core's
+// own tests and benchmarks, which switch engine options one by one.
 package replay
 
 import (
 	"fmt"
-	"io"
 	"path"
 
 	"github.com/kvsim/kvsim/core/config"
@@ -15,14 +23,11 @@ import (
 	"github.com/kvsim/kvsim/core/trace"
 )
 
-// Opener opens a trace path as written in the config, resolved against the
-// config's directory by the caller.
-type Opener func(path string) (io.ReadCloser, error)
-
-// Workload builds the request population cfg describes.
+// Workload builds the request population cfg describes. A trace path that
+// open cannot serve is a KindTrace *Error placed at traffic.source.paths.
 func Workload(cfg *config.Config, open Opener) (*trace.Workload, error) {
 	src := cfg.Traffic.Source
-	bs := engineBlockSize(cfg)
+	bs := blockSize(cfg)
 	switch src.Type {
 	case config.SourceSynthetic:
 		return trace.Synthetic(trace.SyntheticSpec{InputTokens: src.InputTokens, OutputTokens: src.OutputTokens,
@@ -34,40 +39,38 @@ func Workload(cfg *config.Config, open Opener) (*trace.Workload, error) {
 			InterTurnDelayMs: src.Session.InterTurnDelayMs}), nil
 	case config.SourceTrace:
 		if open == nil {
-			return nil, fmt.Errorf("traffic.source.paths: this front end cannot open trace files")
+			return nil, traceError(cfg, "this front end cannot open trace files")
 		}
 		p := src.Paths[0]
 		f, err := open(p)
 		if err != nil {
-			return nil, fmt.Errorf("traffic.source.paths[0]: %w", err)
+			return nil, traceError(cfg, err.Error())
 		}
 		defer f.Close()
 		return trace.Read(f, trace.Options{Name: path.Base(p), Format: src.Format, BlockSize: src.BlockSize})
 	}
-	return nil, fmt.Errorf("traffic.source.type: unknown source %q", src.Type)
+	return nil, AsError(cfg.Refuse("traffic.source.type", fmt.Sprintf("unknown source %q", src.Type)))
 }
 
-func engineBlockSize(cfg *config.Config) int {
-	for _, r := range cfg.Roles() {
-		return r.KVCache.BlockSize
-	}
-	return 64
+// traceError is a trace that cannot be opened (Run places it at the config
+// text that names it).
+func traceError(cfg *config.Config, msg string) *Error {
+	return &Error{Kind: KindTrace, File: cfg.Name, Path: "traffic.source.paths[0]", Msg: msg}
 }
 
-// Result is one finished run.
+// Result is one finished engine run (RunWith).
 type Result struct {
 	Config  *config.Config
 	Engine  *engine.Engine
 	Summary report.Summary
 	// Records holds every request's record in request order.
 	Records []report.Request
-	// Record is the per-pass record's passes.jsonl text, when the caller
-	// asked for it (front ends fill it; the core never does).
-	Record []byte
 }
 
-// Run replays wl under cfg.
-func Run(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Result, error) {
+// RunWith replays wl under cfg with every engine option available. It is
+// the engine-level entry for the core's tests and benchmarks; front ends
+// call Run.
+func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Result, error) {
 	e, err := engine.New(cfg, wl, opts)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // TestStoreShortcutsChangeNothing: the G2 store hook answers the calls that
@@ -61,7 +62,7 @@ func sharedPrefixRows(rng *rand.Rand) []harness.Row {
 			hash = append(hash, next)
 			next++
 		}
-		rows = append(rows, harness.Row{ID: fmt.Sprintf("r%d", i), At: float64(rng.IntN(6) * 3),
+		rows = append(rows, harness.Row{ID: fmt.Sprintf("r%d", i), At: vtime.Time(rng.IntN(6) * 3),
 			Hash: hash, Out: 1 + rng.IntN(8)})
 	}
 	return rows
@@ -84,7 +85,7 @@ func runWorld(t *testing.T, w harness.World, rows []harness.Row, opts engine.Opt
 	}
 	rr := record.NewRecorder()
 	opts.Observer = rr
-	res, err := Run(cfg, wl, opts)
+	res, err := RunWith(cfg, wl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // TestTopologyValidation is issue 6's validation matrix: each rejected
-// topology gets its own message (replay-model.md §1.3, §1.6).
+// topology gets its own message
+// (docs/model/config.md ("KV cache settings", "Agentic restrictions")).
 func TestTopologyValidation(t *testing.T) {
 	const pd, agg = "agentic-g2-pd.yaml", "agentic-g2.yaml"
 	for _, c := range []struct {

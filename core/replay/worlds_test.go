@@ -18,6 +18,7 @@ import (
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 var worlds = flag.Int("worlds", 0, "how many random worlds TestRandomWorldsRunClean replays (0: 500, or 100 under wasm)")
@@ -133,7 +134,8 @@ func randomDeployment(seed uint64) (kind, yaml string, rows []harness.Row) {
 	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
 	switch rng.IntN(4) {
 	case 0:
-		// G3 needs the default connector, one DP rank and a G2 (replay-model.md §10).
+		// G3 needs the default connector, one DP rank and a G2
+		// (docs/model/g3.md).
 		w.Connector, w.DP = "offloading_v0_24", 1
 		if w.G2 == 0 {
 			w.G2 = 1 + rng.IntN(24)
@@ -186,7 +188,7 @@ func withSessions(seed uint64, yaml string) (string, bool) {
 func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harness.Row, bool) {
 	rng := rand.New(rand.NewPCG(seed, 43))
 	if rows == nil || rng.IntN(5) != 0 || strings.Contains(yaml, "g3_offload") {
-		return yaml, rows, false // agentic replay refuses G3 (replay-model.md §1.6)
+		return yaml, rows, false // agentic replay refuses G3 (docs/model/config.md ("Agentic restrictions"))
 	}
 	out := slices.Clone(rows)
 	for i := range out {
@@ -201,7 +203,7 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 			}
 		}
 		if len(r.WaitFor) > 0 {
-			r.ToolWait = []float64{0, 0, 2, 15}[rng.IntN(4)]
+			r.ToolWait = []vtime.Time{0, 0, 2, 15}[rng.IntN(4)]
 		}
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
@@ -212,7 +214,7 @@ func withAgentic(seed uint64, yaml string, rows []harness.Row) (string, []harnes
 	if strings.Contains(yaml, "host_offload") {
 		// Agentic replay with a host tier takes one DP rank per worker, and
 		// several workers only as aggregated ones with private tiers
-		// (replay-model.md §1.6).
+		// (docs/model/config.md ("Agentic restrictions")).
 		yaml = regexp.MustCompile(`attention_data: \d+`).ReplaceAllString(yaml, "attention_data: 1")
 		if strings.Contains(yaml, "disaggregated") || strings.Contains(yaml, "cluster_shared") {
 			yaml = regexp.MustCompile(`replicas: \d+`).ReplaceAllString(yaml, "replicas: 1")
@@ -350,9 +352,9 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 		MaxSeq:    1 + rng.IntN(8),
 		D2H:       pick(0, 0.1, 1, 10),
 		H2D:       pick(0, 0.1, 1, 10),
-		Latency:   pick(0, 0, 0.5, 3),
-		Prefill:   pick(0.5, 2, 5),
-		Decode:    pick(0.5, 1, 3),
+		Latency:   vtime.Time(pick(0, 0, 0.5, 3)),
+		Prefill:   vtime.Time(pick(0.5, 2, 5)),
+		Decode:    vtime.Time(pick(0.5, 1, 3)),
 		Replicas:  1 + rng.IntN(3),
 		DP:        1 + rng.IntN(2),
 	}
@@ -360,7 +362,8 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 		w.G2 = 1 + rng.IntN(24)
 	}
 	if rng.IntN(4) == 0 {
-		// The shared pool is offloading_v0_24's (connectors.md §2).
+		// The shared pool is offloading_v0_24's
+		// (docs/model/g2.md ("Configuration rules")).
 		w.Connector, w.Scope = "offloading_v0_24", "cluster_shared"
 		w.PoolD2H, w.PoolH2D = pick(0, 2, 20), pick(0, 2, 20)
 	}
@@ -376,7 +379,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 	for s := range 3 + rng.IntN(10) {
 		session := fmt.Sprintf("s%d", s)
 		hash := append([]int{}, prefixes[rng.IntN(3)]...)
-		at := float64(rng.IntN(40))
+		at := vtime.Time(rng.IntN(40))
 		for turn := range 1 + rng.IntN(3) {
 			for range 1 + rng.IntN(4) {
 				hash = append(hash, next)
@@ -389,7 +392,7 @@ func randomWorld(rng *rand.Rand) (harness.World, []harness.Row) {
 				r.In = 4*len(hash) - 1 - rng.IntN(3)
 			}
 			if turn > 0 {
-				r.Later, r.Delay = true, pick(0, 1, 20)
+				r.Later, r.Delay = true, vtime.Time(pick(0, 1, 20))
 			}
 			rows = append(rows, r)
 		}
@@ -411,15 +414,16 @@ func runClean(t *testing.T, cfg *config.Config, rows []harness.Row) [3][]byte {
 	rr := record.NewRecorder()
 	// A few dozen requests need a few thousand passes; far more means a
 	// livelock, which must fail rather than fill the memory.
-	res, err := Run(cfg, wl, engine.Options{Check: true, Observer: rr, MaxPasses: 100000})
+	res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr, MaxPasses: 100000})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	// Every request ends completed or rejected, except the turns that a
 	// rejection left unissued: a rejected request ends its session
-	// (replay-model.md §3), whose later turns keep an empty status. A
-	// virtual-time cutoff may also leave requests unfinished (reported
-	// incomplete, §1.1) and rows unissued.
+	// (docs/model/traffic.md ("A rejected turn ends its session")), whose
+	// later turns keep an empty status. A virtual-time cutoff may also leave
+	// requests unfinished (reported incomplete,
+	// docs/model/traffic.md ("Stop conditions")) and rows unissued.
 	stop := cfg.Traffic.Stop
 	exact := !stop.HasMaxVirtualTime
 	rejected := map[string]bool{}
@@ -490,7 +494,7 @@ func checkRecord(t *testing.T, jsonl []byte) {
 // that add up, at least one prompt token computed at the first admission,
 // and inter-token gaps for every token after the first.
 func checkCompleted(r report.Request, cfg *config.Config) error {
-	times := []float64{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
+	times := []vtime.Time{r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs, r.FirstTokenMs, r.LastTokenMs, r.TerminalMs}
 	for i := 1; i < len(times); i++ {
 		if !(times[i-1] <= times[i]) { // also fails on NaN
 			return fmt.Errorf("times out of order: arrival, dispatch, first admission, first token, last token, end = %v", times)
@@ -506,7 +510,7 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 		return fmt.Errorf("first admission reused %d of %d prompt tokens: the last one must be computed", r.FirstReused, r.InputLength)
 	}
 	gaps := 0
-	r.EachGap(func(_ float64, n int) { gaps += n })
+	r.EachGap(func(_ vtime.Time, n int) { gaps += n })
 	if gaps != r.Tokens-1 {
 		return fmt.Errorf("%d inter-token gaps for %d tokens", gaps, r.Tokens)
 	}
@@ -516,9 +520,10 @@ func checkCompleted(r report.Request, cfg *config.Config) error {
 // TestCompletedLoadsGoFirst: in random world 28 (a cluster_shared pool,
 // two DP ranks of 17 G1 blocks) a waiter whose G2 hit needs the capacity
 // promised to a completed load stood in front of that load's request. In
-// strict FIFO order among awake connector waiters (connectors.md §2.1) the
-// replay stalls there, and the engine says so (invariant E-1); with
-// completed loads first (scheduler.Rank.nextCandidate) it runs to the end.
+// strict FIFO order among awake connector waiters
+// (docs/model/pass.md ("Choosing the next candidate")) the replay stalls
+// there, and the engine says so (invariant E-1); with completed loads first
+// (scheduler.Rank.nextCandidate) it runs to the end.
 func TestCompletedLoadsGoFirst(t *testing.T) {
 	w, rows := randomWorld(rand.New(rand.NewPCG(28, 29)))
 	cfg, err := config.Parse("world.yaml", ".", []byte(w.YAML()), nil)
@@ -533,7 +538,7 @@ func TestCompletedLoadsGoFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(cfg, wl, engine.Options{Check: true, FIFOWaiters: fifo})
+		_, err = RunWith(cfg, wl, engine.Options{Check: true, FIFOWaiters: fifo})
 		switch {
 		case fifo && !errors.Is(err, engine.ErrStalled):
 			t.Errorf("strict FIFO waiters: err %v; want the stall", err)

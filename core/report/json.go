@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"strconv"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // obj writes one JSON object with keys in the order they are added. The
@@ -52,12 +54,13 @@ func (o *obj) num(k string, v float64) *obj {
 	return o
 }
 
-// opt writes v unless it is NaN (a time that did not happen is omitted).
-func (o *obj) opt(k string, v float64) *obj {
-	if math.IsNaN(v) {
+// opt writes time v unless it is unset (a time that did not happen is
+// omitted).
+func (o *obj) opt(k string, v vtime.Time) *obj {
+	if !v.IsSet() {
 		return o
 	}
-	return o.num(k, v)
+	return o.num(k, float64(v))
 }
 
 func (o *obj) raw(k string, v []byte) *obj {

@@ -1,10 +1,10 @@
-// Package report owns what a run reports (replay-model.md §14): the
+// Package report owns what a run reports (docs/model/report.md): the
 // per-request records (requests.jsonl), the summary of prediction.json and
 // their exact JSON encoding. It computes statistics from records the engine
 // fills; it never looks at engine state.
 package report
 
-import "math"
+import "github.com/kvsim/kvsim/core/vtime"
 
 // Terminal statuses.
 const (
@@ -19,7 +19,7 @@ type Admission struct {
 	Ordinal     int // admission_ordinal, from 1 over all pools
 	PoolOrdinal int // pool_admission_ordinal, from 1 within the pool
 	Pool        string
-	AtMs        float64
+	AtMs        vtime.Time
 	Reused      int
 	G1, Host    int
 	HasHost     bool
@@ -35,29 +35,29 @@ type Routing struct {
 	DPRank   int
 }
 
-// A Request is one request's record. Times are virtual ms; NaN means "did
-// not happen".
+// A Request is one request's record. Times are virtual ms; vtime.Unset
+// means "did not happen".
 type Request struct {
 	Index     int
 	RequestID string
 	SessionID string
 	Turn      int
 
-	ArrivalMs    float64
-	DispatchedMs float64
-	FirstAdmitMs float64
-	TerminalMs   float64
-	FirstTokenMs float64
+	ArrivalMs    vtime.Time
+	DispatchedMs vtime.Time
+	FirstAdmitMs vtime.Time
+	TerminalMs   vtime.Time
+	FirstTokenMs vtime.Time
 	// SecondTokenMs and LastTokenMs complete the token timeline.
-	SecondTokenMs float64
-	LastTokenMs   float64
+	SecondTokenMs vtime.Time
+	LastTokenMs   vtime.Time
 	Tokens        int // output tokens emitted
 	// gapMs and gapRun are the run of identical inter-token gaps in
 	// progress (gapRun 0: none yet); gaps holds the closed runs, merged by
 	// value. Token runs once per output token (3.8 M times per §E run):
 	// counting the open run beside the token fields touches one part of
 	// the record instead of also the gaps list.
-	gapMs  float64
+	gapMs  vtime.Time
 	gapRun int
 
 	InputLength     int
@@ -71,9 +71,9 @@ type Request struct {
 	HasHost            bool
 
 	PrefillWorker, DecodeWorker int // -1 when not applicable
-	// P/D timeline (NaN when not applicable).
-	PrefillAdmitMs, SourceHeldMs, DestinationReservedMs     float64
-	DestinationActivatedMs, DecodeAdmitMs, SourceReleasedMs float64
+	// P/D timeline (Unset when not applicable).
+	PrefillAdmitMs, SourceHeldMs, DestinationReservedMs     vtime.Time
+	DestinationActivatedMs, DecodeAdmitMs, SourceReleasedMs vtime.Time
 	DecodeReused                                            int
 	Routing                                                 []Routing
 	Admissions                                              []Admission
@@ -88,13 +88,13 @@ type Request struct {
 
 // A Gap is a run of identical inter-token gaps.
 type Gap struct {
-	Ms    float64
+	Ms    vtime.Time
 	Count int
 }
 
 // NewRequest returns a record with every time unset.
 func NewRequest() Request {
-	n := math.NaN()
+	n := vtime.Unset()
 	return Request{ArrivalMs: n, DispatchedMs: n, FirstAdmitMs: n, TerminalMs: n,
 		FirstTokenMs: n, SecondTokenMs: n, LastTokenMs: n, PrefillWorker: -1, DecodeWorker: -1,
 		PrefillAdmitMs: n, SourceHeldMs: n, DestinationReservedMs: n, DestinationActivatedMs: n,
@@ -102,7 +102,7 @@ func NewRequest() Request {
 }
 
 // Token records an output token emitted at t.
-func (r *Request) Token(t float64) {
+func (r *Request) Token(t vtime.Time) {
 	switch r.Tokens {
 	case 0:
 		r.FirstTokenMs = t
@@ -110,7 +110,10 @@ func (r *Request) Token(t float64) {
 		r.SecondTokenMs = t
 	}
 	if r.Tokens > 0 {
-		if g := t - r.LastTokenMs; r.gapRun > 0 && g == r.gapMs {
+		// Gaps are compared exactly (Same), as the summary's ITL histogram
+		// keys them by value: merging equal ones only shortens the list,
+		// and a gap that differs in its last bit is another value in both.
+		if g := t - r.LastTokenMs; r.gapRun > 0 && g.Same(r.gapMs) {
 			r.gapRun++
 		} else {
 			r.closeGapRun()
@@ -127,7 +130,7 @@ func (r *Request) closeGapRun() {
 		return
 	}
 	for i := range r.gaps {
-		if r.gaps[i].Ms == r.gapMs {
+		if r.gaps[i].Ms.Same(r.gapMs) {
 			r.gaps[i].Count += r.gapRun
 			r.gapRun = 0
 			return
@@ -143,7 +146,7 @@ func (r *Request) SetGapBuffer(buf []Gap) { r.gaps = buf[:0] }
 
 // EachGap calls fn for each distinct inter-token gap and how many times it
 // occurred; a value's count may come in more than one call.
-func (r *Request) EachGap(fn func(ms float64, count int)) {
+func (r *Request) EachGap(fn func(ms vtime.Time, count int)) {
 	for _, g := range r.gaps {
 		fn(g.Ms, g.Count)
 	}

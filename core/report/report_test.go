@@ -7,12 +7,14 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
-// TestPercentileRank is replay-model.md §14.1: rank = floor((n−1)·p/100 +
-// 0.5), half rounding up.
+// TestPercentileRank is docs/model/report.md ("Percentiles"):
+// rank = floor((n−1)·p/100 + 0.5), half rounding up.
 func TestPercentileRank(t *testing.T) {
 	for _, c := range []struct {
 		n    int
@@ -73,7 +75,7 @@ func TestHistDist_EqualsDistOfTheSamples(t *testing.T) {
 
 // rec builds a completed record arriving at arrival with tokens at the
 // given times.
-func rec(id string, arrival float64, input int, tokens ...float64) Request {
+func rec(id string, arrival vtime.Time, input int, tokens ...vtime.Time) Request {
 	r := NewRequest()
 	r.RequestID, r.SessionID = id, id
 	r.ArrivalMs, r.DispatchedMs, r.FirstAdmitMs = arrival, arrival, arrival
@@ -144,8 +146,8 @@ func lines(b []byte) []map[string]any {
 	return out
 }
 
-// TestRequestsJSONL_Order is replay-model.md §14.3: terminal requests only,
-// in order of terminal time, ties by request id.
+// TestRequestsJSONL_Order is docs/model/report.md ("Command line"): terminal
+// requests only, in order of terminal time, ties by request id.
 func TestRequestsJSONL_Order(t *testing.T) {
 	recs := []Request{
 		rec("c", 0, 4, 5),
@@ -154,7 +156,7 @@ func TestRequestsJSONL_Order(t *testing.T) {
 		rec("d", 0, 4, 1),
 		rec("e", 0, 4, 3),
 	}
-	recs[3].Status, recs[3].TerminalMs = "", math.NaN() // in flight: not written
+	recs[3].Status, recs[3].TerminalMs = "", vtime.Unset() // in flight: not written
 	var got []string
 	for _, m := range lines(RequestsJSONL(recs)) {
 		got = append(got, m["request_id"].(string))
@@ -228,21 +230,21 @@ func TestUUID_IsDeterministic(t *testing.T) {
 func TestToken_GapRuns(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		times    []float64
-		want     map[float64]int
+		times    []vtime.Time
+		want     map[vtime.Time]int
 		distinct int // closed runs kept
 	}{
-		{"no token", nil, map[float64]int{}, 0},
-		{"one token", []float64{5}, map[float64]int{}, 0},
-		{"one run, still open", []float64{1, 2, 3, 4}, map[float64]int{1: 3}, 0},
-		{"a value comes back", []float64{1, 2, 3, 6, 7, 8}, map[float64]int{1: 4, 3: 1}, 2},
-		{"alternating", []float64{0, 1, 3, 4, 6, 7}, map[float64]int{1: 3, 2: 2}, 2},
-		{"three values", []float64{0, 1, 3, 6, 7}, map[float64]int{1: 2, 2: 1, 3: 1}, 3},
+		{"no token", nil, map[vtime.Time]int{}, 0},
+		{"one token", []vtime.Time{5}, map[vtime.Time]int{}, 0},
+		{"one run, still open", []vtime.Time{1, 2, 3, 4}, map[vtime.Time]int{1: 3}, 0},
+		{"a value comes back", []vtime.Time{1, 2, 3, 6, 7, 8}, map[vtime.Time]int{1: 4, 3: 1}, 2},
+		{"alternating", []vtime.Time{0, 1, 3, 4, 6, 7}, map[vtime.Time]int{1: 3, 2: 2}, 2},
+		{"three values", []vtime.Time{0, 1, 3, 6, 7}, map[vtime.Time]int{1: 2, 2: 1, 3: 1}, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rec("x", 0, 1, c.times...)
-			got := map[float64]int{}
-			r.EachGap(func(ms float64, n int) { got[ms] += n })
+			got := map[vtime.Time]int{}
+			r.EachGap(func(ms vtime.Time, n int) { got[ms] += n })
 			if !maps.Equal(got, c.want) {
 				t.Errorf("gaps %v; want %v", got, c.want)
 			}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Domain is one shared G2 pool's state at the end of the run.
@@ -32,7 +34,7 @@ type Run struct {
 	Domains []Domain // shared pools only
 	G3      *G3      // nil without G3
 	// KVCR is set when a role enables kvcr; round-robin placement never
-	// produces a peer hint, so its pull counter stays 0 (replay-model.md §11).
+	// produces a peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
 	KVCR bool
 }
 
@@ -42,7 +44,9 @@ type Dist struct {
 	Mean, Min, Max, Median, P75, P90, P95, P99, Std float64
 }
 
-// Summary is prediction.json's summary.
+// Summary is prediction.json's summary. Its times are statistics over the
+// records (plain float64 ms: latencies, the last terminal time), taken
+// from the records' vtime.Time values once.
 type Summary struct {
 	NumRequests, CompletedRequests       int
 	TotalInputTokens, TotalOutputTokens  int64
@@ -67,7 +71,7 @@ type Summary struct {
 	G3                                               *G3
 }
 
-// G3 is the storage tier's activity (replay-model.md §14.1 g3_offload).
+// G3 is the storage tier's activity (docs/model/g3.md ("Report")).
 type G3 struct {
 	LookupProbes, LookupHits, LookupPending int64
 	Read, Write                             G3Jobs
@@ -93,7 +97,8 @@ func (j *G3Jobs) Add(sub, done, cancelled, bytes int64, ms float64) {
 }
 
 // Summarize computes the summary over completed requests
-// (replay-model.md §14.1). dispatched counts the requests recorded.
+// (docs/model/report.md ("Summary keys")). dispatched counts the requests
+// recorded.
 func Summarize(recs []Request, dispatched int, run Run) Summary {
 	s := Summary{NumRequests: dispatched, CommittedPrefillTokens: run.CommittedPrefillTokens,
 		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR, G3: run.G3}
@@ -115,7 +120,7 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 		s.CompletedRequests++
 		s.TotalInputTokens += int64(r.InputLength)
 		s.TotalOutputTokens += int64(r.Tokens)
-		s.DurationMs = max(s.DurationMs, r.TerminalMs)
+		s.DurationMs = max(s.DurationMs, float64(r.TerminalMs))
 		reused += int64(r.Reused)
 		firstReused += int64(r.FirstReused)
 		if r.HasHost {
@@ -123,14 +128,14 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 			s.FirstAdmissionHostTokens += int64(r.FirstHost)
 		}
 		if r.Tokens >= 1 {
-			ttft = append(ttft, r.FirstTokenMs-r.ArrivalMs)
-			e2e = append(e2e, r.LastTokenMs-r.ArrivalMs)
+			ttft = append(ttft, float64(r.FirstTokenMs-r.ArrivalMs))
+			e2e = append(e2e, float64(r.LastTokenMs-r.ArrivalMs))
 		}
 		if r.Tokens >= 2 {
-			ttst = append(ttst, r.SecondTokenMs-r.FirstTokenMs)
-			tpot = append(tpot, (r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
+			ttst = append(ttst, float64(r.SecondTokenMs-r.FirstTokenMs))
+			tpot = append(tpot, float64(r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
 		}
-		r.EachGap(func(ms float64, n int) { itl[ms] += n })
+		r.EachGap(func(ms vtime.Time, n int) { itl[float64(ms)] += n })
 	}
 	if s.DurationMs > 0 {
 		sec := s.DurationMs / 1000

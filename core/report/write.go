@@ -109,7 +109,7 @@ func RequestsJSONL(recs []Request) []byte {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
 		ra, rb := &recs[a], &recs[b]
-		if ra.TerminalMs != rb.TerminalMs {
+		if !ra.TerminalMs.Same(rb.TerminalMs) {
 			if ra.TerminalMs < rb.TerminalMs {
 				return -1
 			}
@@ -143,22 +143,22 @@ func appendRequest(b []byte, r *Request) []byte {
 	o.opt("first_token_ms", r.FirstTokenMs)
 	o.opt("last_token_ms", r.LastTokenMs)
 	if r.Tokens >= 1 {
-		o.num("ttft_ms", r.FirstTokenMs-r.ArrivalMs)
+		o.num("ttft_ms", float64(r.FirstTokenMs-r.ArrivalMs))
 	}
 	if r.Tokens >= 2 {
-		o.num("ttst_ms", r.SecondTokenMs-r.FirstTokenMs)
+		o.num("ttst_ms", float64(r.SecondTokenMs-r.FirstTokenMs))
 	}
 	if r.Tokens >= 1 {
-		o.num("e2e_latency_ms", r.LastTokenMs-r.ArrivalMs)
+		o.num("e2e_latency_ms", float64(r.LastTokenMs-r.ArrivalMs))
 	}
 	if r.Tokens >= 2 {
-		o.num("itl_ms", (r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
+		o.num("itl_ms", float64(r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
 	}
 	o.int("input_length", int64(r.InputLength))
 	o.int("requested_output_length", int64(r.RequestedOutput))
 	o.int("output_length", int64(r.Tokens))
 	o.int("reused_input_tokens", int64(r.Reused))
-	if r.HasHost && !isNaN(r.FirstAdmitMs) {
+	if r.HasHost && r.FirstAdmitMs.IsSet() {
 		o.int("first_admission_g1_reused_input_tokens", int64(r.FirstG1))
 		o.int("first_admission_host_reused_input_tokens", int64(r.FirstHost))
 	}
@@ -188,7 +188,7 @@ func appendRequest(b []byte, r *Request) []byte {
 			ah = append(ah, ", "...)
 		}
 		ao := newObj(ah).int("admission_ordinal", int64(a.Ordinal)).int("pool_admission_ordinal", int64(a.PoolOrdinal)).
-			str("pool", a.Pool).num("at_ms", a.AtMs).int("reused_input_tokens", int64(a.Reused))
+			str("pool", a.Pool).num("at_ms", float64(a.AtMs)).int("reused_input_tokens", int64(a.Reused))
 		if a.HasHost {
 			ao.int("g1_reused_input_tokens", int64(a.G1)).int("host_reused_input_tokens", int64(a.Host))
 		}
@@ -200,5 +200,3 @@ func appendRequest(b []byte, r *Request) []byte {
 	o.str("terminal_status", r.Status)
 	return o.end()
 }
-
-func isNaN(f float64) bool { return f != f }

@@ -129,7 +129,7 @@ type Host struct {
 }
 
 // A Load is an H2D that restores a prefix from G2 into G1 slots the request
-// reserved (connectors.md §5.2).
+// reserved (docs/model/g2.md ("Start-load hook")).
 type Load struct {
 	Transfer int32
 	Keys     []identity.ID

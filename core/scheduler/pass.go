@@ -7,12 +7,13 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// Pass runs one scheduler pass starting at now (replay-model.md §6) and
+// Pass runs one scheduler pass starting at now (docs/model/pass.md) and
 // returns what it did; the engine commits it at res.End. The result is
 // reused by the next call.
-func (k *Rank) Pass(now float64) *PassResult {
+func (k *Rank) Pass(now vtime.Time) *PassResult {
 	res := &k.res
 	res.Start, res.Changed = now, false
 	res.Scheduled = res.Scheduled[:0]
@@ -48,9 +49,9 @@ func (k *Rank) Pass(now float64) *PassResult {
 	}
 
 	// Stores, for every running request scheduled in this pass, in running
-	// order (connectors.md §2.1 step 4). schedule listed, in that order,
-	// those with something to store (Adapter.StoreDue); a preemption takes
-	// its victim out of the list.
+	// order (docs/model/pass.md ("Order of work in a pass")). schedule listed,
+	// in that order, those with something to store (Adapter.StoreDue); a
+	// preemption takes its victim out of the list.
 	if k.Host != nil {
 		for _, s := range k.storeDue {
 			k.Host.ObserveCompletedBlocks(s.Req, s.Before, s.Req.Computed, now)
@@ -73,11 +74,11 @@ func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
 	return &k.res.Scheduled[r.PassSlot]
 }
 
-// time applies the fixed pass-timing rule (connectors.md §2.4): prefill time
-// if any scheduled request does prefill work, decode time if any makes a
-// pure decode step; a request that finishes its prefill emits its first
-// token without decode time.
-func (k *Rank) time(now float64) {
+// time applies the fixed pass-timing rule
+// (docs/model/pass.md ("Pass timing")): prefill time if any scheduled request
+// does prefill work, decode time if any makes a pure decode step; a request
+// that finishes its prefill emits its first token without decode time.
+func (k *Rank) time(now vtime.Time) {
 	res := &k.res
 	start := now
 	if k.Host != nil {
@@ -106,7 +107,8 @@ func (k *Rank) time(now float64) {
 
 // emitTokens lets every running request whose known tokens all have KV
 // produce one token at the pass end; requests that reach their output
-// length (or the context limit) finish (replay-model.md §6 step 6).
+// length (or the context limit) finish
+// (docs/model/pass.md ("Emitting tokens and finishing")).
 func (k *Rank) emitTokens() {
 	res := &k.res
 	kept := 0
@@ -118,7 +120,8 @@ func (k *Rank) emitTokens() {
 		if !k.generationComplete(r) {
 			if k.Cfg.Role == Prefill {
 				// The prefill worker's one hidden token is never fed back
-				// and never seen: it joins no sequence (replay-model.md §12).
+				// and never seen: it joins no sequence
+				// (docs/model/pd.md ("Prefill side")).
 				r.Output++
 			} else {
 				tok := k.tokens.NextOutputToken(r)
@@ -193,12 +196,12 @@ func (k *Rank) generationComplete(r *request.Request) bool {
 }
 
 // finish runs the finish hook and then releases the request's blocks, last
-// block first (connectors.md §2.1 step 5).
-func (k *Rank) finish(r *request.Request, at float64) {
+// block first (docs/model/pass.md ("Emitting tokens and finishing")).
+func (k *Rank) finish(r *request.Request, at vtime.Time) {
 	if k.Cfg.Role == Prefill {
 		// Source hold: the blocks stay until the KV transfer ends; the
-		// engine then calls ReleaseSource (the finish hook runs then, as in
-		// connectors.md §7 item 4).
+		// engine then calls ReleaseSource (the finish hook runs then, as item
+		// 4 of docs/model/g2.md ("Differences from vLLM") says).
 		r.Status = request.Finished
 		k.emit(Event{Kind: EvFinish, Req: r, At: at})
 		return
@@ -223,7 +226,7 @@ func (k *Rank) release(r *request.Request) {
 // tokens of reused prefix (waiting admissions) or its computed tokens
 // (running requests), allocating G1 blocks and preempting the last running
 // request while blocks are short.
-func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget *int, preempted *bool, now vtime.Time) outcome {
 	bs := k.Cfg.BlockSize
 	before := r.Computed + cached
 	promptBefore := min(before, r.PromptLen)
@@ -236,7 +239,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 		// Without G2 one waiting candidate is still admitted when the
 		// budget is spent: it takes its cached blocks, becomes running
 		// with nothing scheduled, and the waiting loop stops
-		// (replay-model.md §6 step 3).
+		// (docs/model/pass.md ("Waiting loop")).
 		return blocked
 	}
 	target := before + n
@@ -266,7 +269,8 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 		}
 	}
 	// Blocks completed by this scheduling become cached at once, so a
-	// request scheduled later in the same pass can hit them (§1.5).
+	// request scheduled later in the same pass can hit them
+	// (docs/model/g1.md ("Becoming cached")).
 	if k.Cfg.PrefixCaching {
 		for j := before / bs; j < target/bs; j++ {
 			if k.Pool.Inspect(r.Slots[j]).State != g1.Cached {
@@ -285,12 +289,12 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 }
 
 // preemptLast preempts the last running request (vLLM's LIFO recompute
-// preemption, §6.1) and returns it.
-func (k *Rank) preemptLast(now float64) *request.Request {
+// preemption, docs/model/pass.md ("Preemption")) and returns it.
+func (k *Rank) preemptLast(now vtime.Time) *request.Request {
 	v := k.running[len(k.running)-1]
 	k.running[len(k.running)-1] = nil
 	k.running = k.running[:len(k.running)-1]
-	var fb, fa float64
+	var fb, fa vtime.Time
 	if k.Host != nil {
 		fb = k.Host.ComputeStart(now)
 		k.Host.Preempt(v, now)
@@ -317,8 +321,8 @@ func (k *Rank) preemptLast(now float64) *request.Request {
 	return v
 }
 
-// admitWaiting is the waiting loop of replay-model.md §6 step 3.
-func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
+// admitWaiting is the waiting loop of docs/model/pass.md ("Waiting loop").
+func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 	bs := k.Cfg.BlockSize
 	for len(k.running) < k.Cfg.MaxSequences && (k.Host == nil || *budget > 0) {
 		r, fromConn := k.nextCandidate()
@@ -352,7 +356,7 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 		frozen := ld != nil && ld.Done
 		if frozen {
 			// A consumed load fixes the cached prefix to exactly the loaded
-			// prefix (connectors.md §2.1 a).
+			// prefix (docs/model/pass.md ("Waiting loop")).
 			hits = ld.LoadedPrefix()
 		}
 		var hit []identity.ID
@@ -367,7 +371,7 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 				hit, g2Hit = h, true
 			}
 		}
-		// Admission test (connectors.md §2.2).
+		// Admission test (docs/model/pass.md ("Admission test")).
 		knownBlocks := r.KnownBlocks(bs)
 		if knownBlocks > k.Cfg.Capacity {
 			// A fresh request that cannot fit is rejected (vLLM). Decision:
@@ -420,7 +424,7 @@ func (k *Rank) admitWaiting(now float64, budget *int, preempted *bool) {
 
 // admitMaterialized admits a P/D handoff whose blocks the engine already
 // placed in r.Slots with r.Computed = prompt length.
-func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *bool, now vtime.Time) outcome {
 	out := k.schedule(r, true, 0, budget, preempted, now)
 	if out != scheduled {
 		return out
@@ -444,7 +448,7 @@ func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *boo
 // headroom is the G1 capacity promised to others that a G2-hit candidate
 // must leave alone: the blocks running chunked prefills still need, and for
 // every load queued or completed-not-admitted its footprint beyond the
-// loaded prefix (connectors.md §2.2).
+// loaded prefix (docs/model/pass.md ("Admission test")).
 func (k *Rank) headroom() int {
 	bs := k.Cfg.BlockSize
 	h := 0
@@ -462,7 +466,7 @@ func (k *Rank) headroom() int {
 }
 
 // admit builds r's block table from its cached prefix and schedules it.
-func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now float64) outcome {
+func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool, budget *int, preempted *bool, now vtime.Time) outcome {
 	bs := k.Cfg.BlockSize
 	r.Slots = r.Slots[:0]
 	k.Pool.For(r.Index)
@@ -508,25 +512,26 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 // has completed, then the first other awake connector waiter, else the head
 // of the waiting queue.
 //
-// Decision (replay-model.md §3 step 3 and §8.6 put materialized handoffs
-// first only on decode ranks with G2): every decode rank does. A handoff
-// holds its prompt's blocks; a preempted request put back at the queue's
-// front that needs those blocks stopped the loop in front of the handoffs
-// that could free them, and the replay stalled (10 of 115 random P/D worlds
-// in TestRandomWorldsRunClean). No acceptance figure changes.
+// Decision (docs/model/pass.md ("Choosing the next candidate"); aisimulate
+// puts materialized handoffs first only on decode ranks with G2): every decode
+// rank does. A handoff holds its prompt's blocks; a preempted request put back
+// at the queue's front that needs those blocks stopped the loop in front of
+// the handoffs that could free them, and the replay stalled (10 of 115 random
+// P/D worlds in TestRandomWorldsRunClean). No acceptance figure changes.
 //
-// Decision (connectors.md §2.1 step 3 orders ready connector waiters FIFO
-// only): a completed load goes first because it holds G1 reservations, and
-// the headroom of §2.2 promises its footprint to it. An earlier waiter that
-// the admission check turns away for want of exactly that capacity would
-// otherwise stop the loop in front of the one request that can release it,
-// pass after pass, with nothing running: the replay stalled in 5 of 3,000
-// random worlds (TestRandomWorldsRunClean) and none of 20,000 with this
-// order. aisimulate's core.rs tries waiters in plain FIFO order and would
-// end such a run with its "dead end" replay error; only with G3 does it put
-// a waiter holding a G1 reservation first (its g1_owner rule), which this
-// order generalises. Every acceptance figure and the passes.jsonl of the
-// benchmark runs are unchanged by it.
+// Decision (docs/model/pass.md ("Choosing the next candidate"); vLLM and
+// aisimulate try ready connector waiters in FIFO order only): a completed load
+// goes first because it holds G1 reservations, and the admission test's
+// headroom promises its footprint to it. An earlier waiter that the admission
+// check turns away for want of exactly that capacity would otherwise stop the
+// loop in front of the one request that can release it, pass after pass, with
+// nothing running: the replay stalled in 5 of 3,000 random worlds
+// (TestRandomWorldsRunClean) and none of 20,000 with this order. aisimulate's
+// core.rs tries waiters in plain FIFO order and would end such a run with its
+// "dead end" replay error; only with G3 does it put a waiter holding a G1
+// reservation first (its g1_owner rule), which this order generalises. Every
+// acceptance figure and the passes.jsonl of the benchmark runs are unchanged
+// by it.
 func (k *Rank) nextCandidate() (*request.Request, bool) {
 	if k.Cfg.Role == Decode {
 		for i := 0; i < k.waiting.len(); i++ {
@@ -584,7 +589,7 @@ func (k *Rank) dequeue(r *request.Request, fromConn bool) {
 	r.Asleep = false
 }
 
-func (k *Rank) reject(r *request.Request, fromConn bool, now float64, reason string) {
+func (k *Rank) reject(r *request.Request, fromConn bool, now vtime.Time, reason string) {
 	k.dequeue(r, fromConn)
 	if k.Host != nil {
 		k.Host.Cancel(r, now)

@@ -58,9 +58,10 @@ func seq(from, n uint32) []uint32 {
 	return out
 }
 
-// TestRelease_TailFirst is replay-model.md §15's release: after a 9-token
-// request finishes, its partial block is free and blocks 1 then 0 are in
-// the eviction queue (block 1 is evicted first).
+// TestRelease_TailFirst is
+// docs/model/acceptance.md ("Case B: restore from G2")'s release: after a
+// 9-token request finishes, its partial block is free and blocks 1 then 0 are
+// in the eviction queue (block 1 is evicted first).
 func TestRelease_TailFirst(t *testing.T) {
 	b := newBench(scheduler.Config{Capacity: 3})
 	r := b.add(1, seq(1, 9)...)
@@ -81,9 +82,9 @@ func TestRelease_TailFirst(t *testing.T) {
 	}
 }
 
-// TestTiming_PrefillDecodeRule is connectors.md §2.4: P when any request does
-// prefill work, D when any makes a pure decode step; a request finishing its
-// prefill emits its first token without D.
+// TestTiming_PrefillDecodeRule is docs/model/pass.md ("Pass timing"): P when
+// any request does prefill work, D when any makes a pure decode step; a
+// request finishing its prefill emits its first token without D.
 func TestTiming_PrefillDecodeRule(t *testing.T) {
 	b := newBench(scheduler.Config{Capacity: 16})
 	a := b.add(3, seq(1, 9)...)
@@ -99,8 +100,9 @@ func TestTiming_PrefillDecodeRule(t *testing.T) {
 	}
 }
 
-// TestLookup_RecomputeCap is connectors.md §1.4 / replay-model.md §7.4: a
-// block-aligned resident prompt recomputes its whole last block.
+// TestLookup_RecomputeCap is
+// docs/model/g1.md ("Prefix lookup and the recompute cap"): a block-aligned
+// resident prompt recomputes its whole last block.
 func TestLookup_RecomputeCap(t *testing.T) {
 	b := newBench(scheduler.Config{Capacity: 16})
 	b.add(1, seq(1, 8)...)
@@ -112,7 +114,8 @@ func TestLookup_RecomputeCap(t *testing.T) {
 	}
 }
 
-// TestAdmission_FreshRequestLargerThanG1IsRejected (connectors.md §2.2).
+// TestAdmission_FreshRequestLargerThanG1IsRejected is
+// docs/model/pass.md ("Rejections at admission").
 func TestAdmission_FreshRequestLargerThanG1IsRejected(t *testing.T) {
 	b := newBench(scheduler.Config{Capacity: 2})
 	big := b.add(1, seq(1, 9)...) // 3 blocks
@@ -148,10 +151,10 @@ func TestAdmission_NoChunkedPrefill(t *testing.T) {
 	}
 }
 
-// TestPreemption_LastRunningGoesToTheWaitingFront is replay-model.md §6.1:
-// the last running request is preempted, its blocks are released, its
-// computed count resets, it goes to the front of the waiting queue, and no
-// waiting request is admitted in that pass.
+// TestPreemption_LastRunningGoesToTheWaitingFront is
+// docs/model/pass.md ("Preemption"): the last running request is preempted,
+// its blocks are released, its computed count resets, it goes to the front of
+// the waiting queue, and no waiting request is admitted in that pass.
 func TestPreemption_LastRunningGoesToTheWaitingFront(t *testing.T) {
 	b := newBench(scheduler.Config{Capacity: 4})
 	r1 := b.add(8, seq(1, 7)...)   // 2 blocks, a third for token 8
@@ -194,10 +197,10 @@ func TestPreemption_LastRunningGoesToTheWaitingFront(t *testing.T) {
 }
 
 // TestWaiting_WithoutG2OneCandidateIsAdmittedWithAnExhaustedBudget is
-// replay-model.md §6 step 3: without G2 the waiting loop does not test the
-// budget first, so once R1's prefill has spent the whole budget, one more
-// candidate (R2) is admitted with 0 tokens scheduled — it holds its cached
-// blocks and becomes running — and the loop then stops (as aisimulate's
+// docs/model/pass.md ("Waiting loop"): without G2 the waiting loop does not
+// test the budget first, so once R1's prefill has spent the whole budget, one
+// more candidate (R2) is admitted with 0 tokens scheduled — it holds its
+// cached blocks and becomes running — and the loop then stops (as aisimulate's
 // core.rs does). R2 computes its prompt in the next pass as a running
 // request.
 func TestWaiting_WithoutG2OneCandidateIsAdmittedWithAnExhaustedBudget(t *testing.T) {

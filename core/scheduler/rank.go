@@ -1,9 +1,10 @@
 // Package scheduler owns the vLLM scheduler pass of one DP rank
-// (replay-model.md §6, connectors.md §2): the running list, the waiting and
+// (docs/model/pass.md): the running list, the waiting and
 // connector-waiting queues, chunked prefill, LIFO recompute preemption, the
 // admission test, and the fixed pass-timing rule. It calls the G2 connector
-// only through the hooks of package connector, at the points connectors.md
-// §2.1 names, so the connector profiles plug in without touching this code.
+// only through the hooks of package connector, at the points
+// docs/model/g2.md ("The hooks") names, so the connector profiles plug in
+// without touching this code.
 //
 // A pass is computed entirely at its start time, as aisimulate does: the
 // rank's state afterwards is the state "during" the pass, and nothing else
@@ -16,6 +17,7 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Role of a rank's worker, for pass timing.
@@ -37,8 +39,8 @@ type Config struct {
 	ChunkedPrefill   bool
 	PrefixCaching    bool
 	ContextLength    int // 0 = no limit
-	PrefillMs        float64
-	DecodeMs         float64
+	PrefillMs        vtime.Time
+	DecodeMs         vtime.Time
 	// FIFOWaiters drops nextCandidate's completed-load-first order (tests).
 	FIFOWaiters bool
 }
@@ -93,12 +95,12 @@ const (
 type Event struct {
 	Kind        EventKind
 	Req         *request.Request
-	At          float64
+	At          vtime.Time
 	Reused      int
 	G1, Host    int
 	Readmission bool
-	FenceBefore float64
-	FenceAfter  float64
+	FenceBefore vtime.Time
+	FenceAfter  vtime.Time
 	Reason      string
 }
 
@@ -142,7 +144,7 @@ func (k *Rank) EnqueueMaterialized(r *request.Request) {
 
 // ReleaseSource ends a P/D source hold: the prefill request's finish hook
 // runs and its blocks are released, last block first, as at a normal finish.
-func (k *Rank) ReleaseSource(r *request.Request, now float64) {
+func (k *Rank) ReleaseSource(r *request.Request, now vtime.Time) {
 	if k.Host != nil {
 		k.Host.Finish(r, now)
 	}
@@ -154,7 +156,7 @@ func HeldBlocks(r *request.Request) int { return len(r.Slots) }
 
 // Runnable reports whether a pass would have something to consider: a
 // running or waiting request, an awake connector waiter, or prepared copies
-// that only a boundary submits (connectors.md §2.1 step 7).
+// that only a boundary submits (docs/model/g2.md ("Engine boundary")).
 func (k *Rank) Runnable() bool {
 	return len(k.running) > 0 || k.waiting.len() > 0 || k.awake > 0 ||
 		(k.Host != nil && k.Host.HasUnsubmitted())
@@ -172,7 +174,8 @@ func (k *Rank) Running() []*request.Request { return k.running }
 func (k *Rank) NumWaiting() int { return k.waiting.len() + len(k.connWaiting) }
 
 // WakeSleepers wakes every sleeping connector waiter (any transfer
-// completion on the rank does, replay-model.md §5).
+// completion on the rank does,
+// docs/model/engine.md ("Runnable ranks and sleeping waiters")).
 func (k *Rank) WakeSleepers() {
 	for _, r := range k.connWaiting {
 		r.Asleep = false
@@ -194,7 +197,7 @@ type Scheduled struct {
 // Admission is a request entering the running list.
 type Admission struct {
 	Req         *request.Request
-	At          float64
+	At          vtime.Time
 	Reused      int
 	G1, Host    int  // tier attribution (Host only when G2 is on)
 	HasHost     bool // G2 enabled on the rank
@@ -204,7 +207,7 @@ type Admission struct {
 
 // PassResult is what one pass did. Its slices are reused by the next pass.
 type PassResult struct {
-	Start, ComputeStart, End float64
+	Start, ComputeStart, End vtime.Time
 	Scheduled                []Scheduled
 	// PrefillTokens is the tokens computed as prefill work
 	// (committed_prefill_tokens once the pass completes).

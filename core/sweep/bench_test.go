@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/kvsim/kvsim/traces"
 )
 
 // benchVary is issue 8's benchmark grid: 12 G2 sizes × 3 connectors of §A.
@@ -32,14 +30,14 @@ func BenchmarkSweep(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		if _, err := p.Run(traces.Open, Options{Parallel: cores}); err != nil {
+		if _, err := p.Run(builtin, Options{Parallel: cores}); err != nil {
 			b.Fatal(err)
 		}
 		sweeps = append(sweeps, time.Since(t0))
 		b.StopTimer()
 		for i := range p.Len() {
 			t1 := time.Now()
-			if _, err := p.Evaluate(i, traces.Open, Options{}); err != nil {
+			if _, err := p.Evaluate(i, builtin, Options{}); err != nil {
 				b.Fatal(err)
 			}
 			points[i] = append(points[i], time.Since(t1))
@@ -68,7 +66,7 @@ func BenchmarkSweep(b *testing.B) {
 func BenchmarkSweepSerial(b *testing.B) {
 	p := mustPlan(b, example(b, DefaultConfig, nil, benchVary...))
 	for b.Loop() {
-		if _, err := p.Run(traces.Open, Options{Parallel: 1}); err != nil {
+		if _, err := p.Run(builtin, Options{Parallel: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -228,8 +228,8 @@ func (r *Result) Series(x int, column string) []Series {
 	return out
 }
 
-// Summary columns the sizing plots use (acceptance.md: "restored" is the
-// first-admission G2 reuse, "recomputed" the committed prefill tokens).
+// Summary columns the sizing plots use (docs/model/acceptance.md: "restored"
+// is the first-admission G2 reuse, "recomputed" the committed prefill tokens).
 const (
 	ColumnRestored   = "first_admission_host_reused_input_tokens"
 	ColumnRecomputed = "committed_prefill_tokens"

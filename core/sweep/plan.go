@@ -21,13 +21,15 @@ import (
 
 // DefaultConfig names the built-in example (in package traces) that a
 // sweep uses when no config is given, and DefaultVary is its grid: the
-// acceptance.md §A connector comparison over eight G2 sizes.
+// connector comparison of
+// docs/model/acceptance.md ("Case A: connector comparison") over eight G2
+// sizes.
 const DefaultConfig = "connectors.yaml"
 
 // DefaultVary is the default sweep's --vary arguments.
 var DefaultVary = []string{
 	"host_offload.num_host_blocks=64,128,192,256,384,512,1024,2048",
-	"connector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32",
+	"connector=" + strings.Join(config.Connectors, ","),
 }
 
 // A Spec is what a sweep is asked to do.

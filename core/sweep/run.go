@@ -1,19 +1,15 @@
 package sweep
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/core/trace"
 )
 
 // Options control how Run evaluates the points.
@@ -26,93 +22,56 @@ type Options struct {
 	Progress func(done, total int)
 	// Check runs the engine's invariant checker in every point (tests).
 	Check bool
-	// MaxPasses bounds each point's run (engine.Options.MaxPasses).
-	MaxPasses int64
+	// Limits bound each point's run (replay.Job.Limits).
+	Limits replay.Limits
 }
 
 // Evaluate runs point i and returns its report summary (the object
 // report.SummaryJSON encodes). It is what a browser Web Worker or the
-// edge API calls for one point; Run calls it for every point.
-func (p *Plan) Evaluate(i int, open replay.Opener, opts Options) ([]byte, error) {
-	return p.evaluate(i, open, opts, nil)
+// edge API calls for one point; Run calls it for every point. traces says
+// where the config's trace paths are read from.
+func (p *Plan) Evaluate(i int, traces replay.Traces, opts Options) ([]byte, error) {
+	return p.evaluate(i, traces, opts, nil)
 }
 
-func (p *Plan) evaluate(i int, open replay.Opener, opts Options, wls *workloads) ([]byte, error) {
+// Job is point i as a replay job.
+func (p *Plan) Job(i int, traces replay.Traces, opts Options) replay.Job {
+	return replay.Job{Name: p.Spec.Name, Dir: p.Spec.Dir, Config: p.Spec.Data, Sets: p.Overrides(i),
+		Traces: traces, Limits: opts.Limits, Check: opts.Check}
+}
+
+func (p *Plan) evaluate(i int, traces replay.Traces, opts Options, wls *replay.Workloads) ([]byte, error) {
 	if i < 0 || i >= p.n {
 		return nil, fmt.Errorf("sweep: point %d out of range [0, %d)", i, p.n)
 	}
-	cfg, err := p.Config(i)
+	job := p.Job(i, traces, opts)
+	job.Workloads = wls
+	out, err := replay.Run(job)
 	if err != nil {
-		return nil, err
+		return nil, p.pointError(i, err)
 	}
-	wl, err := wls.get(cfg, open)
-	if err != nil {
-		return nil, &Error{Arg: p.Label(i), Msg: err.Error()}
-	}
-	res, err := replay.Run(cfg, wl, engine.Options{Check: opts.Check, MaxPasses: opts.MaxPasses})
-	if err != nil {
-		return nil, &Error{Arg: p.Label(i), Msg: err.Error()}
-	}
-	return res.SummaryJSON(), nil
+	return out.SummaryJSON(), nil
 }
 
-// workloads shares the workloads of one Run between its points. A
-// trace.Workload is immutable once built and may be reused across runs
-// (core/trace), and a sweep usually varies only the engine, so most points
-// need the same one: building it once saves parsing the trace per point,
-// which is about half of a small point's allocations.
-//
-// The key holds everything replay.Workload reads, and more: the config's
-// directory, the whole traffic block and every role's block size, so that
-// a point never gets the workload of a different config (at worst it
-// builds its own). At most
-// maxWorkloads are kept; further ones are built per point.
-type workloads struct {
-	mu sync.Mutex
-	m  map[string]*workload
-}
-
-type workload struct {
-	once sync.Once
-	wl   *trace.Workload
-	err  error
-}
-
-const maxWorkloads = 8
-
-// get returns cfg's workload; a nil *workloads builds it every time.
-func (c *workloads) get(cfg *config.Config, open replay.Opener) (*trace.Workload, error) {
-	if c == nil {
-		return replay.Workload(cfg, open)
+// pointError names the point in a replay error. A config error that comes
+// from a varied value's override names the --vary argument rather than the
+// --set it was turned into.
+func (p *Plan) pointError(i int, err error) error {
+	re, ok := errors.AsType[*replay.Error](err)
+	if !ok {
+		return &Error{Arg: p.Label(i), Msg: err.Error(), Err: err}
 	}
-	key, err := json.Marshal(struct {
-		Dir        string
-		Traffic    config.Traffic
-		BlockSizes []int
-	}{cfg.Dir, cfg.Traffic, blockSizes(cfg)})
-	if err != nil {
-		return replay.Workload(cfg, open)
+	c := *re
+	if strings.HasPrefix(c.File, "--set ") {
+		for a, v := range p.Values(i) {
+			for _, t := range p.Axes[a].Targets {
+				if c.File == "--set "+t+"="+v {
+					c.File = "--vary " + p.Axes[a].Path + "=" + v
+				}
+			}
+		}
 	}
-	c.mu.Lock()
-	w, ok := c.m[string(key)]
-	if !ok && len(c.m) < maxWorkloads {
-		w = &workload{}
-		c.m[string(key)] = w
-	}
-	c.mu.Unlock()
-	if w == nil {
-		return replay.Workload(cfg, open)
-	}
-	w.once.Do(func() { w.wl, w.err = replay.Workload(cfg, open) })
-	return w.wl, w.err
-}
-
-func blockSizes(cfg *config.Config) []int {
-	var bs []int
-	for _, r := range cfg.Roles() {
-		bs = append(bs, r.KVCache.BlockSize)
-	}
-	return bs
+	return &Error{Arg: p.Label(i), Msg: c.Error(), Err: &c}
 }
 
 // Run evaluates every point with opts.Parallel workers and collects the
@@ -121,14 +80,13 @@ func blockSizes(cfg *config.Config) []int {
 // lowest-numbered failing point (every point before it has been run, so
 // the error does not depend on the number of workers either) and starts
 // no further points.
-func (p *Plan) Run(open replay.Opener, opts Options) (*Result, error) {
+func (p *Plan) Run(traces replay.Traces, opts Options) (*Result, error) {
 	workers := opts.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, p.n)
-	open = cached(open)
-	wls := &workloads{m: map[string]*workload{}}
+	wls := replay.NewWorkloads()
 	summaries := make([][]byte, p.n)
 	flats := make([]flat, p.n)
 	errs := make([]error, p.n)
@@ -153,7 +111,7 @@ func (p *Plan) Run(open replay.Opener, opts Options) (*Result, error) {
 				next++
 				mu.Unlock()
 
-				s, err := p.evaluate(i, open, opts, wls)
+				s, err := p.evaluate(i, traces, opts, wls)
 				var fl flat
 				if err == nil {
 					fl, err = p.flatten(i, s)
@@ -179,44 +137,6 @@ func (p *Plan) Run(open replay.Opener, opts Options) (*Result, error) {
 		}
 	}
 	return collect(p, summaries, flats), nil
-}
-
-// cached wraps open so that each path is read once and served from
-// memory to every point (points run concurrently and would otherwise each
-// read the trace again).
-func cached(open replay.Opener) replay.Opener {
-	if open == nil {
-		return nil
-	}
-	type entry struct {
-		once sync.Once
-		data []byte
-		err  error
-	}
-	var mu sync.Mutex
-	files := map[string]*entry{}
-	return func(path string) (io.ReadCloser, error) {
-		mu.Lock()
-		e := files[path]
-		if e == nil {
-			e = &entry{}
-			files[path] = e
-		}
-		mu.Unlock()
-		e.once.Do(func() {
-			f, err := open(path)
-			if err != nil {
-				e.err = err
-				return
-			}
-			defer f.Close()
-			e.data, e.err = io.ReadAll(f)
-		})
-		if e.err != nil {
-			return nil, e.err
-		}
-		return io.NopCloser(bytes.NewReader(e.data)), nil
-	}
 }
 
 // A Result is a finished sweep: one summary per point, in point order.

@@ -35,7 +35,7 @@ func mustPlan(t testing.TB, spec Spec) *Plan {
 
 func mustRun(t testing.TB, p *Plan, opts Options) *Result {
 	t.Helper()
-	r, err := p.Run(traces.Open, opts)
+	r, err := p.Run(builtin, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func single(t testing.TB, sets []string) *replay.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := replay.Run(cfg, wl, engine.Options{Check: true})
+	res, err := replay.RunWith(cfg, wl, engine.Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestEvaluateCollect(t *testing.T) {
 	want := mustRun(t, p, Options{Parallel: 3})
 	sums := make([][]byte, p.Len())
 	for i := p.Len() - 1; i >= 0; i-- {
-		s, err := p.Evaluate(i, traces.Open, Options{})
+		s, err := p.Evaluate(i, builtin, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestEvaluateCollect(t *testing.T) {
 	if _, err := Collect(p, sums[:1]); err == nil {
 		t.Error("Collect accepted too few summaries")
 	}
-	if _, err := p.Evaluate(16, traces.Open, Options{}); err == nil {
+	if _, err := p.Evaluate(16, builtin, Options{}); err == nil {
 		t.Error("Evaluate accepted point 16 of 16")
 	}
 	if a, b := want.Rows[0][ColumnRecomputed], want.Rows[8][ColumnRecomputed]; a == b {
@@ -451,3 +451,6 @@ func TestFlatten(t *testing.T) {
 		}
 	}
 }
+
+// builtin serves the built-in example traces.
+var builtin = replay.Traces{Builtin: true}

@@ -13,9 +13,14 @@ import (
 type Error struct {
 	Arg string
 	Msg string
+	// Err is the replay error of a point that failed to run, if any.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Arg + ": " + e.Msg }
+
+// Unwrap returns the point's replay error, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // A Vary is one --vary argument split into its path and values, both as
 // written.

@@ -2,14 +2,16 @@ package trace
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// This file reads the agentic_mooncake format (replay-model.md §1.1,
-// §13): the legacy flat rows of aisimulate's load_agentic_mooncake
+// This file reads the agentic_mooncake format
+// (docs/model/config.md ("Traffic settings") and docs/model/agentic.md): the
+// legacy flat rows of aisimulate's load_agentic_mooncake
 // (crates/core/src/replay/loadgen/trace.rs, LegacyAgenticMooncakeRow). The
 // versioned graph format with a schema header is not supported.
 //
@@ -41,14 +43,14 @@ import (
 // Timing. A root (a row without wait_for) arrives at its timestamp (absent
 // = 0); after reading, the minimum root arrival of the whole file is
 // subtracted from every root so the earliest is 0 (as for mooncake first
-// turns, §2.3), and Session.ArrivalMs is the play's minimum root arrival.
-// A root with a nonzero delay is an error (like a mooncake first turn); a
-// root's tool_wait_ms is checked and then ignored (aisimulate adds it to
-// dependency delays only, and a root has none), so roots have DelayMs and
-// ToolWaitMs 0. A non-root row's timestamp is accepted and ignored (its
-// arrival follows from its dependencies; aisimulate sets not_before 0);
-// its DelayMs is delay or delay_ms (default 0) and its ToolWaitMs is
-// tool_wait_ms (default 0). Non-root turns have ArrivalMs 0.
+// turns, docs/model/traffic.md ("Turn timing")), and Session.ArrivalMs is the
+// play's minimum root arrival. A root with a nonzero delay is an error (like a
+// mooncake first turn); a root's tool_wait_ms is checked and then ignored
+// (aisimulate adds it to dependency delays only, and a root has none), so
+// roots have DelayMs and ToolWaitMs 0. A non-root row's timestamp is accepted
+// and ignored (its arrival follows from its dependencies; aisimulate sets
+// not_before 0); its DelayMs is delay or delay_ms (default 0) and its
+// ToolWaitMs is tool_wait_ms (default 0). Non-root turns have ArrivalMs 0.
 //
 // Errors, besides the mooncake row errors, each at the line and column of
 // the offending value: missing or blank request_id; a duplicate request_id
@@ -89,8 +91,6 @@ const blankIDMsg = "request id must not be empty or only whitespace"
 
 func blankID(id string) bool { return strings.TrimSpace(id) == "" }
 
-func badMs(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
-
 // pushAgentic applies the agentic checks of one row (after the shared
 // mooncake ones) and records it.
 func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int) *Error {
@@ -129,26 +129,26 @@ func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int
 	}
 	root := len(r.waitFor) == 0
 
-	delay := 0.0
+	var delay vtime.Time
 	if r.present(fDelay) {
 		if root {
 			if r.delay != 0 {
 				return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-					"nonzero delay %s on root request %q (a request without wait_for)", fmtFloat(r.delay), id))
+					"nonzero delay %s on root request %q (a request without wait_for)", fmtMs(r.delay), id))
 			}
 		} else {
 			delay = r.delay
 			if badMs(delay) {
 				return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-					"invalid delay %s: must be finite and non-negative", fmtFloat(delay)))
+					"invalid delay %s: must be finite and non-negative", fmtMs(delay)))
 			}
 		}
 	}
-	toolWait := 0.0
+	var toolWait vtime.Time
 	if r.present(fToolWaitMs) {
 		if badMs(r.toolWaitMs) {
 			return b.errAt(line, r.col[fToolWaitMs], r.key[fToolWaitMs], fmt.Sprintf(
-				"invalid tool wait %s: must be finite and non-negative", fmtFloat(r.toolWaitMs)))
+				"invalid tool wait %s: must be finite and non-negative", fmtMs(r.toolWaitMs)))
 		}
 		if !root {
 			toolWait = r.toolWaitMs
@@ -160,7 +160,7 @@ func (b *builder) pushAgentic(line int, r *rawRow, inputLength, outputLength int
 		return err
 	}
 
-	arrival := 0.0
+	var arrival vtime.Time
 	if root && r.present(fTimestamp) {
 		arrival = r.timestamp
 		b.ag.hasTS = true
@@ -264,7 +264,7 @@ func (b *builder) finishAgentic() (*Workload, *Error) {
 	}
 
 	// Normalise root arrivals over the whole file.
-	minArrival := math.Inf(1)
+	minArrival := vtime.Never
 	for i := range n {
 		if deps[i] == nil {
 			minArrival = min(minArrival, b.turns[i].ArrivalMs)
@@ -286,7 +286,7 @@ func (b *builder) finishAgentic() (*Workload, *Error) {
 		if s.ID == "" {
 			s.ID = "play_" + strconv.Itoa(p)
 		}
-		s.ArrivalMs = math.Inf(1)
+		s.ArrivalMs = vtime.Never
 		s.Turns = all[off : off+int(size) : off+int(size)]
 		off += int(size)
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // TestReadAgenticErrors pins the exact message, line and column of every
@@ -130,9 +132,9 @@ func TestReadAgenticLongCycle(t *testing.T) {
 type agenticTurn struct {
 	id       string
 	deps     []int32
-	delay    float64
-	toolWait float64
-	arrival  float64
+	delay    vtime.Time
+	toolWait vtime.Time
+	arrival  vtime.Time
 	line     int
 }
 
@@ -153,7 +155,7 @@ func readAgentic(t *testing.T, trace string) *Workload {
 	return w
 }
 
-func checkPlay(t *testing.T, w *Workload, i int, id string, arrival float64, want []agenticTurn) {
+func checkPlay(t *testing.T, w *Workload, i int, id string, arrival vtime.Time, want []agenticTurn) {
 	t.Helper()
 	s := w.Sessions[i]
 	if s.ID != id || s.ArrivalMs != arrival {
@@ -267,20 +269,20 @@ func TestReadAgenticArrivals(t *testing.T) {
 	}
 	cases := []struct {
 		ts    [3]string
-		roots []float64 // a1, a2, b1
-		plays []float64
+		roots []vtime.Time // a1, a2, b1
+		plays []vtime.Time
 		has   bool
 	}{
-		{[3]string{`"timestamp": 100, `, `"timestamp": 40, `, `"created_time": 60, `}, []float64{60, 0, 20}, []float64{0, 20}, true},
-		{[3]string{`"timestamp": 100, `, `"timestamp": 40, `, ``}, []float64{100, 40, 0}, []float64{40, 0}, true},
-		{[3]string{``, `"timestamp": 40, `, `"timestamp": 100, `}, []float64{0, 40, 100}, []float64{0, 100}, true},
-		{[3]string{`"timestamp": -20, `, `"timestamp": 40.5, `, `"timestamp": null, `}, []float64{0, 60.5, 20}, []float64{0, 20}, true},
-		{[3]string{``, ``, ``}, []float64{0, 0, 0}, []float64{0, 0}, false},
+		{[3]string{`"timestamp": 100, `, `"timestamp": 40, `, `"created_time": 60, `}, []vtime.Time{60, 0, 20}, []vtime.Time{0, 20}, true},
+		{[3]string{`"timestamp": 100, `, `"timestamp": 40, `, ``}, []vtime.Time{100, 40, 0}, []vtime.Time{40, 0}, true},
+		{[3]string{``, `"timestamp": 40, `, `"timestamp": 100, `}, []vtime.Time{0, 40, 100}, []vtime.Time{0, 100}, true},
+		{[3]string{`"timestamp": -20, `, `"timestamp": 40.5, `, `"timestamp": null, `}, []vtime.Time{0, 60.5, 20}, []vtime.Time{0, 20}, true},
+		{[3]string{``, ``, ``}, []vtime.Time{0, 0, 0}, []vtime.Time{0, 0}, false},
 	}
 	for _, c := range cases {
 		w := readAgentic(t, play(c.ts))
 		s := w.Sessions
-		roots := []float64{s[0].Turns[0].ArrivalMs, s[0].Turns[1].ArrivalMs, s[1].Turns[0].ArrivalMs}
+		roots := []vtime.Time{s[0].Turns[0].ArrivalMs, s[0].Turns[1].ArrivalMs, s[1].Turns[0].ArrivalMs}
 		if !reflect.DeepEqual(roots, c.roots) || !reflect.DeepEqual(arrivals(w), c.plays) || w.HasTimestamps != c.has ||
 			s[0].Turns[2].ArrivalMs != 0 {
 			t.Errorf("%q: roots %v plays %v has %v, want %v %v %v", c.ts, roots, arrivals(w), w.HasTimestamps, c.roots, c.plays, c.has)
@@ -314,10 +316,11 @@ func TestReadMooncakeIgnoresAgenticKeys(t *testing.T) {
 	}
 }
 
-// TestReadAgenticG2Restore reads the acceptance.md §C example as one play:
-// a chain seed → pressure → restore → finish, each waiting 98 ms after its
-// predecessor completes (2 ms in the §B engine setup), so they start at 0,
-// 100, 200 and 300 ms; restore repeats seed's prefix.
+// TestReadAgenticG2Restore reads the
+// docs/model/acceptance.md ("Case C: agentic workers with private G2") example
+// as one play: a chain seed → pressure → restore → finish, each waiting 98 ms
+// after its predecessor completes (2 ms in the §B engine setup), so they start
+// at 0, 100, 200 and 300 ms; restore repeats seed's prefix.
 func TestReadAgenticG2Restore(t *testing.T) {
 	data, err := os.ReadFile("testdata/agentic-g2-restore.jsonl")
 	if err != nil {

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// benchTrace is the benchmark trace of acceptance.md §E: the §A shape
-// with 10,000 sessions × 6 turns = 60,000 rows.
+// benchTrace is the benchmark trace of
+// docs/model/acceptance.md ("Case E: the benchmark"): the §A shape with 10,000
+// sessions × 6 turns = 60,000 rows.
 func benchTrace(tb testing.TB) []byte {
 	tb.Helper()
 	spec := ConnectorsTraceDefault()

@@ -7,12 +7,12 @@ import (
 	"strconv"
 )
 
-// ConnectorsTraceSpec shapes the mooncake-delta trace of acceptance.md §A:
-// Sessions sessions written one after another, each of Turns turns; turn 0
-// has FirstTurnTokens new tokens and later turns LaterTurnTokens, each turn
-// OutputTokens output; hash ids are fresh consecutive integers from 1
-// (tokens / BlockSize per row, numbered session-major); rows after turn 0
-// carry "delay": DelayMs.
+// ConnectorsTraceSpec shapes the mooncake-delta trace of
+// docs/model/acceptance.md ("Case A: connector comparison"): Sessions sessions
+// written one after another, each of Turns turns; turn 0 has FirstTurnTokens
+// new tokens and later turns LaterTurnTokens, each turn OutputTokens output;
+// hash ids are fresh consecutive integers from 1 (tokens / BlockSize per row,
+// numbered session-major); rows after turn 0 carry "delay": DelayMs.
 type ConnectorsTraceSpec struct {
 	Sessions, Turns, FirstTurnTokens, LaterTurnTokens, OutputTokens, BlockSize int
 	DelayMs                                                                    int
@@ -20,8 +20,9 @@ type ConnectorsTraceSpec struct {
 
 // ConnectorsTraceDefault is the §A trace: 8 sessions × 6 turns, 256 then
 // 64 new tokens, 64 output, trace block size 16, delay 200 ms. With it,
-// WriteConnectorsTrace reproduces shared/cases/delta-sessions.jsonl byte
-// for byte; the benchmark trace is the same shape with 10,000 sessions.
+// WriteConnectorsTrace reproduces the published trace
+// (traces/delta-sessions.jsonl) byte for byte; the benchmark trace is the same
+// shape with 10,000 sessions.
 func ConnectorsTraceDefault() ConnectorsTraceSpec {
 	return ConnectorsTraceSpec{
 		Sessions: 8, Turns: 6, FirstTurnTokens: 256, LaterTurnTokens: 64,

@@ -7,10 +7,10 @@
 // writers an io.Writer, so the same code runs under the CLI, in tests and
 // in the browser build. It knows nothing about engines or time beyond the
 // arrivals and delays a trace carries; the engine turns a Workload into
-// requests (replay-model.md §2–§3).
+// requests (docs/model/traffic.md).
 //
 // Every rule whose source is the aisimulate loader
-// (crates/core/src/replay/loadgen/trace.rs, driver.rs) or the replay
-// spec is documented where it is implemented and collected in
+// (crates/core/src/replay/loadgen/trace.rs, driver.rs) or a Decision of
+// docs/model/traffic.md is documented where it is implemented and collected in
 // docs/traces.md.
 package trace

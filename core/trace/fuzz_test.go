@@ -3,11 +3,12 @@ package trace
 import (
 	"bytes"
 	"errors"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // fuzzFormats maps FuzzRead's format byte (mod 3) to a format.
@@ -97,10 +98,10 @@ func FuzzRead(f *testing.F) {
 func checkAgenticWorkload(t *testing.T, w *Workload) {
 	t.Helper()
 	ids := map[string]bool{}
-	minRoot := math.Inf(1)
+	minRoot := vtime.Never
 	for _, s := range w.Sessions {
 		n := len(s.Turns)
-		playMin := math.Inf(1)
+		playMin := vtime.Never
 		// Undirected reachability from turn 0 must cover the play.
 		adj := make([][]int32, n)
 		indeg := make([]int, n) // dependents-first topological check

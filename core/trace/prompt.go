@@ -5,8 +5,8 @@ package trace
 // engine may end a turn early at context_length, or reject it).
 //
 // With Accumulate, prompt(k) = prompt(k−1) + output(k−1) + content(k)
-// (replay-model.md §2.4); otherwise each turn's content is its whole
-// prompt.
+// (docs/model/traffic.md ("Prompt construction")); otherwise each turn's
+// content is its whole prompt.
 func (w *Workload) PromptLengths(i int) []int {
 	turns := w.Sessions[i].Turns
 	out := make([]int, len(turns))

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Trace formats accepted by Read.
@@ -36,9 +38,10 @@ type Options struct {
 	BlockSize int
 }
 
-// Read parses a mooncake or mooncake-delta JSONL trace (replay-model.md
-// §2), or an agentic_mooncake trace (§13; its own rules are listed at the
-// top of agentic.go), into a Workload.
+// Read parses a mooncake or mooncake-delta JSONL trace
+// (docs/model/traffic.md), or an agentic_mooncake trace
+// (docs/model/agentic.md; its own rules are listed at the top of agentic.go),
+// into a Workload.
 //
 // Rules, with their source (see docs/traces.md for the full list):
 //   - One JSON object per line; lines that are empty or only whitespace
@@ -59,9 +62,9 @@ type Options struct {
 //     recent earlier timestamp of its session (rows without a timestamp do
 //     not reset it) and is an error when there is none.
 //   - Arrivals: turn 0's timestamp (absent = 0) minus the minimum over all
-//     sessions (replay-model.md §2.3; aisimulate's normalize_session_starts
-//     ignores absent timestamps when taking the minimum, but the spec's
-//     published examples need absent = 0).
+//     sessions (docs/model/traffic.md ("Turn timing"); aisimulate's
+//     normalize_session_starts ignores absent timestamps when taking the
+//     minimum, but the published examples need absent = 0: a Decision).
 //   - A row with input_length 0 or empty hash_ids is accepted: aisimulate's
 //     predict path (new_trace / new_concurrency) does not run the stricter
 //     Trace::validate.
@@ -164,10 +167,10 @@ func invalidUTF8At(line []byte) int {
 type sessionState struct {
 	id      string
 	turns   int
-	firstTS float64 // turn 0's timestamp, 0 when absent
-	lastTS  float64 // most recent timestamp of any row of the session
-	hasTS   bool    // lastTS is set
-	hasTS0  bool    // turn 0 had a timestamp
+	firstTS vtime.Time // turn 0's timestamp, 0 when absent
+	lastTS  vtime.Time // most recent timestamp of any row of the session
+	hasTS   bool       // lastTS is set
+	hasTS0  bool       // turn 0 had a timestamp
 }
 
 // builder accumulates rows in file order.
@@ -219,7 +222,12 @@ func (b *builder) errAt(line, col int, field, msg string) *Error {
 	return &Error{File: b.name, Line: line, Col: col, Field: field, Msg: msg}
 }
 
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func fmtMs(t vtime.Time) string { return strconv.FormatFloat(float64(t), 'g', -1, 64) }
+
+// badMs reports whether v is not a usable delay: not finite, or negative.
+func badMs(v vtime.Time) bool {
+	return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0
+}
 
 // push applies the semantic checks of one row, in the order of
 // aisimulate's MooncakeTraceBuilder::push, and records the turn. The
@@ -273,13 +281,13 @@ func (b *builder) push(line int, r *rawRow) *Error {
 
 	// Delay.
 	hasTS := r.present(fTimestamp)
-	delay := 0.0
+	var delay vtime.Time
 	derived := false
 	switch {
 	case st.turns == 0:
 		if r.present(fDelay) && r.delay != 0 {
 			return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-				"nonzero delay %s on the first turn of session %q", fmtFloat(r.delay), st.id))
+				"nonzero delay %s on the first turn of session %q", fmtMs(r.delay), st.id))
 		}
 	case r.present(fDelay):
 		delay = r.delay
@@ -292,14 +300,14 @@ func (b *builder) push(line int, r *rawRow) *Error {
 		delay = r.timestamp - st.lastTS
 		derived = true
 	}
-	if math.IsNaN(delay) || math.IsInf(delay, 0) || delay < 0 {
+	if badMs(delay) {
 		if derived {
 			return b.errAt(line, r.col[fTimestamp], r.key[fTimestamp], fmt.Sprintf(
 				"invalid delay %s (timestamp %s minus the previous timestamp %s of session %q): must be finite and non-negative",
-				fmtFloat(delay), fmtFloat(r.timestamp), fmtFloat(st.lastTS), st.id))
+				fmtMs(delay), fmtMs(r.timestamp), fmtMs(st.lastTS), st.id))
 		}
 		return b.errAt(line, r.col[fDelay], r.key[fDelay], fmt.Sprintf(
-			"invalid delay %s: must be finite and non-negative", fmtFloat(delay)))
+			"invalid delay %s: must be finite and non-negative", fmtMs(delay)))
 	}
 
 	content, out, err := b.content(line, r, inputLength)
@@ -405,7 +413,7 @@ func (b *builder) finish() *Workload {
 		all = make([]Turn, len(b.turns))
 	}
 	off := 0
-	minArrival := math.Inf(1)
+	minArrival := vtime.Never
 	for i := range b.sessions {
 		st := &b.sessions[i]
 		n := 0

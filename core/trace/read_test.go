@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 func mustRead(t *testing.T, trace, format string, blockSize int) *Workload {
@@ -26,8 +28,8 @@ func sessionIDs(w *Workload) []string {
 	return ids
 }
 
-func arrivals(w *Workload) []float64 {
-	var a []float64
+func arrivals(w *Workload) []vtime.Time {
+	var a []vtime.Time
 	for _, s := range w.Sessions {
 		a = append(a, s.ArrivalMs)
 	}
@@ -156,32 +158,32 @@ func TestReadTimestampDelays(t *testing.T) {
 {"session_id": "s", "timestamp": 900, "delay": 3, "output_length": 1, "hash_ids": [5]}
 {"session_id": "s", "timestamp": 1000, "output_length": 1, "hash_ids": [6]}
 {"session_id": "s", "delay": 0, "timestamp": 1, "output_length": 1, "hash_ids": [7]}`, "", 4)
-	var got []float64
+	var got []vtime.Time
 	for _, tu := range w.Sessions[0].Turns {
 		got = append(got, tu.DelayMs)
 	}
 	// turn 2 has no timestamp (0) and does not reset the previous one;
 	// an explicit delay wins over the timestamp but the timestamp still
 	// becomes the previous one.
-	want := []float64{0, 150, 0, 150, 3, 100, 0}
+	want := []vtime.Time{0, 150, 0, 150, 3, 100, 0}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("delays %v, want %v", got, want)
 	}
 }
 
-// TestReadArrivalNormalisation is acceptance.md §D: arrivals listed
-// sorted.
+// TestReadArrivalNormalisation is
+// docs/model/acceptance.md ("Case D: smaller checks"): arrivals listed sorted.
 func TestReadArrivalNormalisation(t *testing.T) {
 	cases := []struct {
 		ts   [2]string
-		want []float64
+		want []vtime.Time
 		has  bool
 	}{
-		{[2]string{"", `"timestamp": 100, `}, []float64{0, 100}, true},
-		{[2]string{`"timestamp": 100, `, ""}, []float64{100, 0}, true},
-		{[2]string{`"timestamp": 100, `, `"timestamp": 200, `}, []float64{0, 100}, true},
-		{[2]string{"", ""}, []float64{0, 0}, false},
-		{[2]string{`"timestamp": -50, `, `"created_time": 25.5, `}, []float64{0, 75.5}, true},
+		{[2]string{"", `"timestamp": 100, `}, []vtime.Time{0, 100}, true},
+		{[2]string{`"timestamp": 100, `, ""}, []vtime.Time{100, 0}, true},
+		{[2]string{`"timestamp": 100, `, `"timestamp": 200, `}, []vtime.Time{0, 100}, true},
+		{[2]string{"", ""}, []vtime.Time{0, 0}, false},
+		{[2]string{`"timestamp": -50, `, `"created_time": 25.5, `}, []vtime.Time{0, 75.5}, true},
 	}
 	for _, c := range cases {
 		trace := "{" + c.ts[0] + `"output_length": 1, "hash_ids": [1]}` + "\n{" + c.ts[1] + `"output_length": 1, "hash_ids": [2]}`
@@ -240,7 +242,7 @@ func TestReadDeltaSessions(t *testing.T) {
 			t.Fatalf("session %d: %s arrival %v turns %d", s, sess.ID, sess.ArrivalMs, len(sess.Turns))
 		}
 		for k, tu := range sess.Turns {
-			wantLen, wantDelay := 64, 200.0
+			wantLen, wantDelay := 64, vtime.Time(200)
 			if k == 0 {
 				wantLen, wantDelay = 256, 0
 			}
@@ -264,7 +266,7 @@ func TestReadDeltaSessions(t *testing.T) {
 		}
 	}
 	if total != 27648 {
-		t.Errorf("total prompt tokens %d, want 27,648 (acceptance.md §A)", total)
+		t.Errorf("total prompt tokens %d, want 27,648 (acceptance case A)", total)
 	}
 }
 
@@ -282,7 +284,7 @@ func TestReadG2Restore(t *testing.T) {
 	if got, want := sessionIDs(w), []string{"seed", "pressure", "restore", "finish"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("sessions %v", got)
 	}
-	if got, want := arrivals(w), []float64{0, 100, 200, 300}; !reflect.DeepEqual(got, want) {
+	if got, want := arrivals(w), []vtime.Time{0, 100, 200, 300}; !reflect.DeepEqual(got, want) {
 		t.Errorf("arrivals %v", got)
 	}
 	if !reflect.DeepEqual(w.Sessions[0].Turns[0].Content, w.Sessions[2].Turns[0].Content) {

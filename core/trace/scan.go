@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // This file is a small JSON scanner for the one fixed row schema of
@@ -65,10 +67,10 @@ type rawRow struct {
 	outputLength uint64
 	outputIDs    []uint32
 	hashIDs      []uint64
-	timestamp    float64
-	delay        float64
-	waitFor      []waitRef // agentic only
-	toolWaitMs   float64   // agentic only
+	timestamp    vtime.Time
+	delay        vtime.Time
+	waitFor      []waitRef  // agentic only
+	toolWaitMs   vtime.Time // agentic only
 }
 
 // A waitRef is one wait_for element: a request id and the 1-based byte
@@ -291,9 +293,9 @@ func (s *scanner) member(r *rawRow, key []byte, keyPos int) *Error {
 	case fOutputLength:
 		r.outputLength, err = s.uintField(name)
 	case fTimestamp:
-		r.timestamp, err = s.floatField(name)
+		r.timestamp, err = s.msField(name)
 	case fDelay:
-		r.delay, err = s.floatField(name)
+		r.delay, err = s.msField(name)
 	case fHashIDs:
 		r.hashIDs, err = s.hashIDs(name)
 	case fOutputTokenIDs:
@@ -301,7 +303,7 @@ func (s *scanner) member(r *rawRow, key []byte, keyPos int) *Error {
 	case fWaitFor:
 		r.waitFor, err = s.waitFor(name)
 	case fToolWaitMs:
-		r.toolWaitMs, err = s.floatField(name)
+		r.toolWaitMs, err = s.msField(name)
 	}
 	if err != nil {
 		return err
@@ -384,6 +386,12 @@ func (s *scanner) uintCheck(field string, idx, start int, v uint64, kind numKind
 		return s.errAt(start, field, fmt.Sprintf("%s is out of range (largest allowed %d)", s.numberText(start, s.pos), max))
 	}
 	return nil
+}
+
+// msField parses a JSON number of virtual milliseconds (floatField).
+func (s *scanner) msField(field string) (vtime.Time, *Error) {
+	f, err := s.floatField(field)
+	return vtime.Time(f), err
 }
 
 // floatField parses any JSON number as float64.

@@ -3,9 +3,12 @@ package trace
 import (
 	"math"
 	"strconv"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// SyntheticSpec is traffic.source of type synthetic (replay-model.md §1.1).
+// SyntheticSpec is traffic.source of type synthetic
+// (docs/model/config.md ("Traffic settings")).
 type SyntheticSpec struct {
 	InputTokens        int
 	OutputTokens       int
@@ -73,7 +76,7 @@ func Synthetic(s SyntheticSpec) *Workload {
 }
 
 // SessionSpec is traffic.source of type synthetic-session
-// (replay-model.md §1.1).
+// (docs/model/config.md ("Traffic settings")).
 type SessionSpec struct {
 	NewInputTokensPerTurn int
 	OutputTokensPerTurn   int
@@ -82,13 +85,14 @@ type SessionSpec struct {
 	PrefixGroups          int
 	EngineBlockSize       int
 	SharedPrefixRatio     float64
-	InterTurnDelayMs      float64
+	InterTurnDelayMs      vtime.Time
 }
 
 // SyntheticSessions builds Sessions sessions of Turns turns each, with
 // Accumulate set: a turn's prompt is the previous prompt, the previous
-// output and NewInputTokensPerTurn new tokens (replay-model.md §2.4; new 8,
-// output 2, 3 turns gives prompts of 8, 18 and 28 tokens).
+// output and NewInputTokensPerTurn new tokens
+// (docs/model/traffic.md ("Prompt construction"); new 8, output 2, 3 turns
+// gives prompts of 8, 18 and 28 tokens).
 //
 // Each turn's new tokens follow aisimulate's Trace::synthetic (trace.rs),
 // which aisimulate's predict path calls with the engine block size,
@@ -130,7 +134,7 @@ func SyntheticSessions(s SessionSpec) *Workload {
 		grouped = min(int(math.Round(float64(blocks)*ratio)), blocks)
 	}
 	delay := s.InterTurnDelayMs
-	if math.IsNaN(delay) || math.IsInf(delay, 0) || delay < 0 {
+	if badMs(delay) {
 		delay = 0
 	}
 
@@ -163,7 +167,7 @@ func SyntheticSessions(s SessionSpec) *Workload {
 				content[j] = next
 				next++
 			}
-			d := 0.0
+			var d vtime.Time
 			if k > 0 {
 				d = delay
 			}

@@ -3,6 +3,8 @@ package trace
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // prompts returns the prompt of every turn of session i as the engine
@@ -109,8 +111,9 @@ func TestSyntheticUnalignedPrefixAndEdges(t *testing.T) {
 	}
 }
 
-// TestSyntheticSessionsCumulative is acceptance.md §D: new 8, output 2,
-// three turns ⇒ prompts of 8, 18 and 28 tokens.
+// TestSyntheticSessionsCumulative is
+// docs/model/acceptance.md ("Case D: smaller checks"): new 8, output 2, three
+// turns ⇒ prompts of 8, 18 and 28 tokens.
 func TestSyntheticSessionsCumulative(t *testing.T) {
 	w := SyntheticSessions(SessionSpec{NewInputTokensPerTurn: 8, OutputTokensPerTurn: 2, Turns: 3, Sessions: 2, EngineBlockSize: 4, InterTurnDelayMs: 5})
 	if !w.Accumulate || w.Rows != 6 || len(w.Sessions) != 2 {
@@ -126,11 +129,11 @@ func TestSyntheticSessionsCumulative(t *testing.T) {
 				t.Errorf("session %d turn %d expanded prompt %d", i, k, len(p))
 			}
 		}
-		var delays []float64
+		var delays []vtime.Time
 		for _, tu := range w.Sessions[i].Turns {
 			delays = append(delays, tu.DelayMs)
 		}
-		if !reflect.DeepEqual(delays, []float64{0, 5, 5}) {
+		if !reflect.DeepEqual(delays, []vtime.Time{0, 5, 5}) {
 			t.Errorf("delays %v", delays)
 		}
 	}

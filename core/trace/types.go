@@ -1,5 +1,7 @@
 package trace
 
+import "github.com/kvsim/kvsim/core/vtime"
+
 // A Workload is the request population of one run: sessions in file (or
 // generation) order, each an ordered list of turns. It is immutable once
 // built and may be reused across runs.
@@ -37,7 +39,7 @@ type Session struct {
 	// ArrivalMs is the first turn's arrival for open-loop / trace_timestamps
 	// load, normalised so the earliest session starts at 0 (before speedup).
 	// For a play it is the earliest ArrivalMs of its roots.
-	ArrivalMs float64
+	ArrivalMs vtime.Time
 	Turns     []Turn
 }
 
@@ -56,15 +58,15 @@ type Turn struct {
 	OutputTokens []uint32
 	// DelayMs is the wait after the previous turn completes (0 for turn 0);
 	// for agentic turns, the wait after the last of Deps completes.
-	DelayMs float64
+	DelayMs vtime.Time
 	// Deps are the indices (in the same Session) of the turns an agentic
 	// turn waits for; nil for roots and for non-agentic workloads.
 	Deps []int32
 	// ToolWaitMs is extra agentic wait (tool execution) added to DelayMs.
-	ToolWaitMs float64
+	ToolWaitMs vtime.Time
 	// ArrivalMs is an agentic root's arrival, normalised like sessions'
 	// (the earliest root of the file is at 0); 0 for every other turn.
-	ArrivalMs float64
+	ArrivalMs vtime.Time
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int
 }

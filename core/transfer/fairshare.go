@@ -3,6 +3,8 @@ package transfer
 import (
 	"math"
 	"sort"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Direction of a pooled copy; each direction shares its own bandwidth.
@@ -14,15 +16,15 @@ const (
 )
 
 // A FairShare is a bandwidth pool shared by several ranks
-// (replay-model.md §8.5, cluster_shared). A job submitted at t moves no
-// bytes before max(t + latency, the pool's clock); while moving, its rate is
-// min(rank_bw / rank_jobs, pool_bw / pool_jobs) for its direction, where the
-// counts are the moving jobs of its rank and of the pool in that direction.
-// Shares an idle rank leaves are not redistributed. Rates change only at a
-// first byte, a completion or a cancellation.
+// (docs/model/transfers.md ("Fair-shared pools")). A job submitted at t moves
+// no bytes before max(t + latency, the pool's clock); while moving, its rate
+// is min(rank_bw / rank_jobs, pool_bw / pool_jobs) for its direction, where
+// the counts are the moving jobs of its rank and of the pool in that
+// direction. Shares an idle rank leaves are not redistributed. Rates change
+// only at a first byte, a completion or a cancellation.
 type FairShare struct {
 	PoolGBps [2]float64 // per direction, 0 = unlimited
-	clock    float64
+	clock    vtime.Time
 	jobs     []*job
 	done     []Done
 	carry    []Done // completions passed by a Cancel, reported by the next Advance
@@ -34,7 +36,7 @@ type job struct {
 	dir       Direction
 	rankGBps  float64
 	remaining float64 // bytes
-	firstByte float64
+	firstByte vtime.Time
 	moving    bool
 	rate      float64 // bytes per ms, +Inf when unlimited
 }
@@ -44,22 +46,22 @@ type Done struct {
 	ID   int64
 	Rank int
 	Dir  Direction
-	At   float64
+	At   vtime.Time
 }
 
 // Clock is the time up to which the pool has been advanced.
-func (f *FairShare) Clock() float64 { return f.clock }
+func (f *FairShare) Clock() vtime.Time { return f.clock }
 
 // Submit adds a job of bytes for rank, whose link runs at rankGBps, that can
 // move bytes from ready on.
-func (f *FairShare) Submit(id int64, rank int, dir Direction, rankGBps float64, bytes int64, ready float64) {
+func (f *FairShare) Submit(id int64, rank int, dir Direction, rankGBps float64, bytes int64, ready vtime.Time) {
 	f.jobs = append(f.jobs, &job{id: id, rank: rank, dir: dir, rankGBps: rankGBps,
 		remaining: float64(bytes), firstByte: max(ready, f.clock)})
 }
 
 // Cancel removes job id; other jobs speed up from now on. Jobs that
 // complete by now are reported by the next Advance.
-func (f *FairShare) Cancel(id int64, now float64) {
+func (f *FairShare) Cancel(id int64, now vtime.Time) {
 	f.carry = append(f.carry, f.Advance(now)...)
 	for i, j := range f.jobs {
 		if j.id == id {
@@ -75,8 +77,8 @@ func (f *FairShare) Busy() bool { return len(f.jobs) > 0 }
 
 // Next returns the time of the pool's next first byte or completion, or
 // +Inf when it is idle.
-func (f *FairShare) Next() float64 {
-	next := math.Inf(1)
+func (f *FairShare) Next() vtime.Time {
+	next := vtime.Never
 	for _, j := range f.jobs {
 		if !j.moving {
 			next = min(next, j.firstByte)
@@ -88,7 +90,7 @@ func (f *FairShare) Next() float64 {
 }
 
 // Projected returns when job id would finish if nothing else changed.
-func (f *FairShare) Projected(id int64) float64 {
+func (f *FairShare) Projected(id int64) vtime.Time {
 	// A copy of the pool played forward answers exactly.
 	c := FairShare{PoolGBps: f.PoolGBps, clock: f.clock}
 	for _, j := range f.jobs {
@@ -97,8 +99,8 @@ func (f *FairShare) Projected(id int64) float64 {
 	}
 	for {
 		t := c.Next()
-		if math.IsInf(t, 1) {
-			return math.Inf(1)
+		if t == vtime.Never {
+			return vtime.Never
 		}
 		for _, d := range c.Advance(t) {
 			if d.ID == id {
@@ -108,16 +110,16 @@ func (f *FairShare) Projected(id int64) float64 {
 	}
 }
 
-func (f *FairShare) finish(j *job) float64 {
+func (f *FairShare) finish(j *job) vtime.Time {
 	if math.IsInf(j.rate, 1) {
 		return f.clock
 	}
-	return f.clock + j.remaining/j.rate
+	return f.clock + vtime.Time(j.remaining/j.rate)
 }
 
 // Advance moves the pool to now and returns the jobs that finished, in
 // order of finish time, stores before loads, then submission.
-func (f *FairShare) Advance(now float64) []Done {
+func (f *FairShare) Advance(now vtime.Time) []Done {
 	f.done = append(f.done[:0], f.carry...)
 	f.carry = f.carry[:0]
 	for {
@@ -126,7 +128,10 @@ func (f *FairShare) Advance(now float64) []Done {
 			break
 		}
 		f.move(next)
-		// Apply every event due at this instant.
+		// Apply every event due at this instant. finish(j) is recomputed
+		// after move, along another path than Next's, so the test does not
+		// rely on it equalling next: move snaps a remainder under 1e-6
+		// bytes to 0.
 		kept := f.jobs[:0]
 		for _, j := range f.jobs {
 			if j.moving && (j.remaining <= 0 || f.finish(j) <= next) {
@@ -149,7 +154,7 @@ func (f *FairShare) Advance(now float64) []Done {
 	f.move(now)
 	// Same-instant completions: stores before loads, then submission order.
 	sort.SliceStable(f.done, func(a, b int) bool {
-		if f.done[a].At != f.done[b].At {
+		if !f.done[a].At.Same(f.done[b].At) {
 			return f.done[a].At < f.done[b].At
 		}
 		return f.done[a].Dir < f.done[b].Dir
@@ -158,7 +163,7 @@ func (f *FairShare) Advance(now float64) []Done {
 }
 
 // move advances every moving job's bytes to t at the current rates.
-func (f *FairShare) move(t float64) {
+func (f *FairShare) move(t vtime.Time) {
 	if t <= f.clock {
 		return
 	}
@@ -168,7 +173,7 @@ func (f *FairShare) move(t float64) {
 			if math.IsInf(j.rate, 1) {
 				j.remaining = 0
 			} else {
-				j.remaining -= j.rate * dt
+				j.remaining -= j.rate * float64(dt)
 				if j.remaining < 1e-6 {
 					j.remaining = 0
 				}

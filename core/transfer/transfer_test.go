@@ -5,14 +5,16 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/transfer"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 const mb = 1_000_000 // bytes; 1 GB/s moves one MB per ms
 
-func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+func near(a, b vtime.Time) bool { return math.Abs(float64(a-b)) < 1e-9 }
 
-// TestLane_TwoStoresFinishOneDurationApart is replay-model.md §8.5: two 1 MB
-// stores at 1 GB/s submitted together finish at +1 and +2 ms.
+// TestLane_TwoStoresFinishOneDurationApart is
+// docs/model/transfers.md ("Private lanes"): two 1 MB stores at 1 GB/s
+// submitted together finish at +1 and +2 ms.
 func TestLane_TwoStoresFinishOneDurationApart(t *testing.T) {
 	l := transfer.Lane{BandwidthGBps: 1}
 	s1, e1 := l.Submit(mb, 10)
@@ -63,7 +65,7 @@ func TestDuration_DecimalUnits(t *testing.T) {
 	for _, c := range []struct {
 		bytes int64
 		gbps  float64
-		want  float64
+		want  vtime.Time
 	}{
 		{mb, 1, 1},
 		{64 * mb, 32, 2},
@@ -82,9 +84,9 @@ func pool() *transfer.FairShare {
 }
 
 // finishTimes advances f to the end and returns each job's completion time.
-func finishTimes(t *testing.T, f *transfer.FairShare) map[int64]float64 {
+func finishTimes(t *testing.T, f *transfer.FairShare) map[int64]vtime.Time {
 	t.Helper()
-	out := map[int64]float64{}
+	out := map[int64]vtime.Time{}
 	for i := 0; f.Busy(); i++ {
 		if i > 100 {
 			t.Fatal("pool does not drain")
@@ -96,9 +98,10 @@ func finishTimes(t *testing.T, f *transfer.FairShare) map[int64]float64 {
 	return out
 }
 
-// TestFairShare_FourRanksGet20GBps is acceptance.md §D: four ranks at
-// 32 GB/s under an 80 GB/s pool each move at 20 GB/s, so 20 MB take 1 ms
-// (0.625 ms at the full link rate).
+// TestFairShare_FourRanksGet20GBps is
+// docs/model/acceptance.md ("Case D: smaller checks"): four ranks at 32 GB/s
+// under an 80 GB/s pool each move at 20 GB/s, so 20 MB take 1 ms (0.625 ms at
+// the full link rate).
 func TestFairShare_FourRanksGet20GBps(t *testing.T) {
 	f := pool()
 	for r := range 4 {

@@ -227,8 +227,8 @@ func thick(img *image.RGBA, r image.Rectangle, c color.RGBA) {
 	}
 }
 
-// drawCell paints one cell by its state (ui.md's colour rules; hatching,
-// outlines and bars carry the state too).
+// drawCell paints one cell by its state (the colour rules of docs/ui.md
+// ("Using it"); hatching, outlines and bars carry the state too).
 func drawCell(img *image.RGBA, r image.Rectangle, c proto.Cell, queueLen int) {
 	hue := Hue(c.Session)
 	pale := paleHue(c.Session)

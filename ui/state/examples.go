@@ -76,8 +76,9 @@ var Examples = []*Example{
 	},
 }
 
-// DefaultExample is the page's starting point (acceptance.md §A at 192
-// host blocks).
+// DefaultExample is the page's starting point
+// (docs/model/acceptance.md ("Case A: connector comparison") at 192 host
+// blocks).
 func DefaultExample() *Example { return Examples[0] }
 
 // ExampleByID finds an example, or returns nil.

@@ -5,28 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/traces"
 )
 
 // exampleRun replays an example's config with extra --set edits.
-func exampleRun(t *testing.T, id string, sets ...string) *replay.Result {
+func exampleRun(t *testing.T, id string, sets ...string) *replay.Output {
 	t.Helper()
 	ex := ExampleByID(id)
 	if ex == nil {
 		t.Fatalf("no example %q", id)
 	}
-	cfg, err := config.Parse(ex.Config, ".", []byte(ex.YAML()), sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(cfg, wl, engine.Options{})
+	res, err := replay.Run(replay.Job{Name: ex.Config, Dir: ".", Config: []byte(ex.YAML()), Sets: sets,
+		Traces: replay.Traces{Builtin: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +26,11 @@ func exampleRun(t *testing.T, id string, sets ...string) *replay.Result {
 const aggHost = "engine.workers.aggregated.kv_cache.host_offload"
 
 // connectorRun is an §A example's run with another connector and G2 size.
-func connectorRun(t *testing.T, id, connector string, blocks int) *replay.Result {
+func connectorRun(t *testing.T, id, connector string, blocks int) *replay.Output {
 	return exampleRun(t, id, aggHost+".connector="+connector, aggHost+".num_host_blocks="+strconv.Itoa(blocks))
 }
 
-func restoredTokens(res *replay.Result) int64 {
+func restoredTokens(res *replay.Output) int64 {
 	var n int64
 	for _, r := range res.Records {
 		n += int64(r.FirstHost)
@@ -63,10 +53,10 @@ func nothingOr(n int64, unit string) string {
 }
 
 // restoreRequest is the §B examples' "restore" request.
-func restoreRequest(t *testing.T, res *replay.Result) (host int, waitMs float64) {
+func restoreRequest(t *testing.T, res *replay.Output) (host int, waitMs float64) {
 	for _, r := range res.Records {
 		if r.RequestID == "restore" {
-			return r.FirstHost, r.FirstAdmitMs - r.ArrivalMs
+			return r.FirstHost, float64(r.FirstAdmitMs - r.ArrivalMs)
 		}
 	}
 	t.Fatal("no request named restore")

@@ -98,7 +98,7 @@ func (f Field) Integer() bool {
 }
 
 // Connectors lists the three G2 connector profiles in display order.
-var Connectors = []string{config.ConnectorOffloadingV024, config.ConnectorOffloadingV032, config.ConnectorSimpleCPUV032}
+var Connectors = config.Connectors
 
 // ConnectorLabel is a profile's short label.
 func ConnectorLabel(c string) string {
@@ -166,8 +166,8 @@ func FormOf(cfg *config.Config) Form {
 		f.AttnDP = r.Parallelism.AttentionData
 		f.MaxSeqs = r.Scheduler.MaxSequences
 		f.Budget = r.Scheduler.MaxBatchedTokens
-		f.PrefillMs = r.Timing.PrefillMs
-		f.DecodeMs = r.Timing.DecodeMs
+		f.PrefillMs = float64(r.Timing.PrefillMs)
+		f.DecodeMs = float64(r.Timing.DecodeMs)
 		if h := r.KVCache.HostOffload; h != nil {
 			f.HasG2 = true
 			f.G2 = h.NumHostBlocks
@@ -192,7 +192,7 @@ func FormOf(cfg *config.Config) Form {
 		f.Source.Turns = s.Session.Turns
 		f.Source.NewTokens = s.NewInputTokensPerTurn
 		f.Source.OutputTokens = s.OutputTokensPerTurn
-		f.Source.DelayMs = s.Session.InterTurnDelayMs
+		f.Source.DelayMs = float64(s.Session.InterTurnDelayMs)
 	}
 	return f
 }

@@ -16,10 +16,11 @@
 // the problem has a position (a config or trace rejected by the core, with
 // the message the CLI prints).
 //
-// Work is bounded before and during a run (Limits): the body size, the
-// trace rows, the tokens and KV blocks the engine would size its buffers
-// for, the ranks and G1 blocks a config asks for, and the number of
-// scheduler passes (engine.Options.MaxPasses). A worker isolate starts a
+// Work is bounded before and during a run (Limits): the body size and the
+// trace rows here, then core/replay's limits (the same defaults every front
+// end meets, then the worker's tighter ones): the ranks, G1 and G2 blocks a
+// config asks for, the workload's requests and estimated memory, and the
+// number of scheduler passes. A worker isolate starts a
 // fresh Go runtime for each request, so nothing here keeps state between
 // requests.
 package api
@@ -34,50 +35,45 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
 )
 
-// Limits bound the work one request may ask for.
+// Limits bound the work one request may ask for: the HTTP body and the
+// grid here, the run itself with core/replay's Limits (checked after
+// replay.DefaultLimits, so a job over those is refused with the same
+// message the CLI and the page give).
 type Limits struct {
 	// MaxBodyBytes bounds a POST body (413 above it).
 	MaxBodyBytes int64 `json:"max_body_bytes"`
-	// MaxTraceRows bounds the non-blank lines of a trace (413 above it)
-	// and the requests of a synthetic source (422).
+	// MaxTraceRows bounds the non-blank lines of an inline trace (413
+	// above it, before the trace is parsed).
 	MaxTraceRows int `json:"max_trace_rows"`
-	// MaxPasses bounds the scheduler group passes of one run (422 once the
-	// run needs more; engine.Options.MaxPasses).
-	MaxPasses int64 `json:"max_passes"`
-	// MaxTokens bounds the tokens the engine sizes its buffers for: the sum
-	// over requests of prompt plus output (prompts of a mooncake-delta or
-	// synthetic-session turn include the history) (422).
-	MaxTokens int64 `json:"max_tokens"`
-	// MaxKVBlocks bounds the same sum counted in engine KV blocks, plus one
-	// per request (the per-request block tables and the identity table)
-	// (422).
-	MaxKVBlocks int64 `json:"max_kv_blocks"`
-	// MaxRanks bounds replicas × attention_data (422).
-	MaxRanks int `json:"max_ranks"`
-	// MaxG1Blocks bounds the G1 blocks of all ranks together (422).
-	MaxG1Blocks int64 `json:"max_g1_blocks"`
 	// MaxSweepPoints bounds the points of one sweep grid (422).
 	MaxSweepPoints int `json:"max_sweep_points"`
-	// MaxRequestRows bounds the requests of a run whose answer includes
-	// the per-request rows ("requests": true; about 1 KB each) (422).
-	MaxRequestRows int `json:"max_request_rows"`
+	// Run bounds each replay (422): ranks, G1 and G2 blocks, requests,
+	// estimated memory, the requests of runs that return per-request rows
+	// or the per-pass record, and the scheduler passes.
+	Run replay.Limits `json:"run"`
 }
 
-// DefaultLimits are the limits the worker runs with.
+// DefaultLimits are the limits the worker runs with: a worker isolate has
+// 128 MB of memory and a bounded CPU time per request.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxBodyBytes:   2 << 20,
 		MaxTraceRows:   50_000,
-		MaxPasses:      200_000,
-		MaxTokens:      4 << 20,
-		MaxKVBlocks:    1 << 20,
-		MaxRanks:       64,
-		MaxG1Blocks:    1 << 20,
 		MaxSweepPoints: 64,
-		MaxRequestRows: 10_000,
+		Run: replay.Limits{
+			MaxRanks:          64,
+			MaxG1Blocks:       1 << 20,
+			MaxG2Blocks:       1 << 20,
+			MaxRequests:       50_000,
+			MaxMemoryBytes:    64 << 20,
+			MaxRequestRows:    10_000,
+			MaxRecordRequests: 1_000,
+			MaxPasses:         200_000,
+		},
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/trace"
@@ -20,7 +19,8 @@ import (
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// aRow is acceptance.md §A's row "2048 blocks, simple_cpu_v0_32".
+// aRow is docs/model/acceptance.md ("Case A: connector comparison")'s row
+// "2048 blocks, simple_cpu_v0_32".
 var aRow = []string{hostOffload + ".num_host_blocks=2048", hostOffload + ".connector=simple_cpu_v0_32"}
 
 func example(t testing.TB, name string) string {
@@ -32,19 +32,12 @@ func example(t testing.TB, name string) string {
 	return string(b)
 }
 
-// native runs an example config the way the CLI does: config.Parse with
-// the file's name, the trace opened from the examples, replay.Run.
-func native(t testing.TB, name string, sets []string) *replay.Result {
+// native runs an example config the way the CLI does: the file's name,
+// the trace from the examples, replay.Run with every invariant checked.
+func native(t testing.TB, name string, sets []string) *replay.Output {
 	t.Helper()
-	cfg, err := config.Parse(name, ".", []byte(example(t, name)), sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := replay.Run(cfg, wl, engine.Options{Check: true})
+	res, err := replay.Run(replay.Job{Name: name, Dir: ".", Config: []byte(example(t, name)), Sets: sets,
+		Traces: replay.Traces{Builtin: true}, Capture: replay.Capture{Requests: true}, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,17 +90,17 @@ func decode(t testing.TB, rec *httptest.ResponseRecorder) answer {
 
 // checkSame asserts that an answer carries the native run's encodings
 // byte for byte.
-func checkSame(t *testing.T, a answer, res *replay.Result) {
+func checkSame(t *testing.T, a answer, res *replay.Output) {
 	t.Helper()
-	pred := res.PredictionJSON()
+	pred := res.Prediction
 	if !bytes.Equal(append(append([]byte(nil), a.Prediction...), '\n'), pred) {
 		t.Errorf("prediction differs:\n api    %s\n native %s", a.Prediction, pred)
 	}
 	if !bytes.Equal(a.Summary, res.SummaryJSON()) {
 		t.Errorf("summary differs:\n api    %s\n native %s", a.Summary, res.SummaryJSON())
 	}
-	if a.Passes != res.Engine.Passes {
-		t.Errorf("passes %d; native %d", a.Passes, res.Engine.Passes)
+	if a.Passes != res.Stats.Passes {
+		t.Errorf("passes %d; native %d", a.Passes, res.Stats.Passes)
 	}
 	if a.Requests != nil {
 		var lines [][]byte
@@ -115,7 +108,7 @@ func checkSame(t *testing.T, a answer, res *replay.Result) {
 			lines = append(lines, r)
 		}
 		got := append(bytes.Join(lines, []byte{'\n'}), '\n')
-		if want := res.RequestsJSONL(); !bytes.Equal(got, want) {
+		if want := res.Requests; !bytes.Equal(got, want) {
 			t.Errorf("requests differ:\n api    %s\n native %s", got, want)
 		}
 	}
@@ -181,8 +174,8 @@ func TestReplayMatchesNative(t *testing.T) {
 			}
 			// ?format=prediction answers with prediction.json itself.
 			rec := post(t, h, "/api/replay?format=prediction", inline)
-			if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), res.PredictionJSON()) {
-				t.Errorf("format=prediction: %d %s; want %s", rec.Code, rec.Body, res.PredictionJSON())
+			if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), res.Prediction) {
+				t.Errorf("format=prediction: %d %s; want %s", rec.Code, rec.Body, res.Prediction)
 			}
 		})
 	}
@@ -312,11 +305,13 @@ func TestBadRequests(t *testing.T) {
 		{name: "bad format", method: "POST", url: "/api/replay?format=csv", ct: "application/json", body: js(map[string]any{"example": "g2-restore.yaml"}), status: 400, kind: kindRequest,
 			msg: `query parameter format="csv": want json or prediction`},
 		{name: "missing trace", method: "POST", url: "/api/replay", ct: "application/json",
-			body: js(map[string]any{"config": bCfg, "set": []string{"traffic.source.paths=[mine.jsonl]"}}), status: 400, kind: kindRequest,
-			msg: `missing trace: traffic.source.paths[0] is "mine.jsonl", which is not a built-in trace; send its rows in "trace"`},
+			body: js(map[string]any{"config": bCfg, "set": []string{"traffic.source.paths=[mine.jsonl]"}}), status: 422, kind: kindTrace,
+			msg:  `--set traffic.source.paths=[mine.jsonl]: traffic.source.paths[0]: "mine.jsonl" is not a built-in trace (built-in: agentic-g2-restore.jsonl, delta-sessions.jsonl, g2-restore.jsonl): send its rows in "trace"`,
+			file: "--set traffic.source.paths=[mine.jsonl]", path: "traffic.source.paths[0]"},
 		{name: "trace for synthetic", method: "POST", url: "/api/replay", ct: "application/json",
-			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 8, output_tokens: 2}", "{requests: 2}"), "trace": bTrace}), status: 400, kind: kindRequest,
-			msg: `"trace" was given but traffic.source.type is synthetic, which reads no trace`},
+			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 8, output_tokens: 2}", "{requests: 2}"), "trace": bTrace}), status: 422, kind: kindConfig,
+			msg:  "config.yaml:2:18: traffic.source.type: a trace was given with the job, but source type synthetic reads no trace",
+			file: "config.yaml", line: 2, col: 18, path: "traffic.source.type"},
 		{name: "unknown example", method: "POST", url: "/api/replay", ct: "application/json", body: []byte(`{"example": "nope.yaml"}`), status: 404, kind: kindNotFound,
 			msg: `unknown example "nope.yaml" (GET /api/examples lists them: ` + strings.Join(traces.Names(), ", ") + ")"},
 		{name: "trace as example config", method: "POST", url: "/api/replay", ct: "application/json", body: []byte(`{"example": "g2-restore.jsonl"}`), status: 404, kind: kindNotFound,
@@ -350,22 +345,26 @@ func TestBadRequests(t *testing.T) {
 			msg: "the run needs more passes than allowed (200000)"},
 		{name: "too many synthetic requests", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 8, output_tokens: 2}", "{requests: 50001}")}), status: 422, kind: kindLimit,
-			msg: "50001 synthetic requests exceed the limit of 50000", path: "traffic.stop"},
+			msg:  "config.yaml:4:20: traffic.stop.requests: the workload has 50,001 requests, more than the limit of 50,000",
+			file: "config.yaml", line: 4, col: 20, path: "traffic.stop.requests"},
 		{name: "too many tokens", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 100000, output_tokens: 100}", "{requests: 50}")}), status: 422, kind: kindLimit,
-			msg: "the workload needs 5005000 tokens (prompts with history plus outputs), more than the limit of 4194304"},
+			msg:  "config.yaml:4:20: traffic.stop.requests: the run would need about 72.8 MiB of memory (50 requests, 5,005,000 tokens, 64 G1 and 0 G2 blocks), more than the limit of 64.0 MiB",
+			file: "config.yaml", line: 4, col: 20, path: "traffic.stop.requests"},
 		{name: "too many request rows", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 8, output_tokens: 2}", "{requests: 10001}"), "requests": true}), status: 422, kind: kindLimit,
-			msg: `the per-request rows are limited to runs of at most 10000 requests, and this one has 10001: leave out "requests"`, path: "requests"},
+			msg: "the per-request rows (requests.jsonl) are kept for runs of at most 10,000 requests; this one has 10,001"},
 		{name: "too many ranks", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": "traffic:\n  source: {type: synthetic, input_tokens: 8, output_tokens: 2}\n  load: {type: concurrency, concurrency: 1}\n  stop: {requests: 2}\n" + manyRanks}), status: 422, kind: kindLimit,
-			msg: "65 DP ranks (replicas × attention_data) exceed the limit of 64", path: "engine.workers"},
+			msg:  "config.yaml:11:5: engine.workers: 65 DP ranks (replicas × attention_data over all roles) exceed the limit of 64",
+			file: "config.yaml", line: 11, col: 5, path: "engine.workers"},
 		{name: "too many G1 blocks", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"example": "g2-restore.yaml", "set": []string{"engine.workers.aggregated.kv_cache.capacity.blocks=2000000"}}), status: 422, kind: kindLimit,
-			msg: "2000000 G1 blocks over all ranks exceed the limit of 1048576", path: "engine.workers"},
+			msg:  "--set engine.workers.aggregated.kv_cache.capacity.blocks=2000000: engine.workers.aggregated.kv_cache.capacity.blocks: 2,000,000 G1 blocks per DP rank exceed the limit of 1,048,576",
+			file: "--set engine.workers.aggregated.kv_cache.capacity.blocks=2000000", path: "engine.workers.aggregated.kv_cache.capacity.blocks"},
 		{name: "pass record of a sweep point", method: "POST", url: "/api/sweep", ct: "application/json",
 			body:   js(map[string]any{"example": "g2-restore.yaml", "vary": map[string]any{"num_host_blocks": []int{4, 8}}, "point": 0, "passes": true}),
-			status: 422, kind: kindRun, path: "passes",
+			status: 422, kind: kindRequest, path: "passes",
 			msg: "a sweep point does not return the per-pass record; ask /api/replay with the point's set"},
 		{name: "sweep without vary", method: "POST", url: "/api/sweep", ct: "application/json",
 			body: js(map[string]any{"example": "g2-restore.yaml"}), status: 400, kind: kindRequest,

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/sweep"
-	"github.com/kvsim/kvsim/core/trace"
 )
 
 // Error kinds: what an error concerns.
@@ -17,7 +15,7 @@ const (
 	kindTrace    = "trace"     // core/trace rejected the trace
 	kindLimit    = "limit"     // a Limits bound was hit
 	kindSweep    = "sweep"     // core/sweep rejected the grid (a --vary or a point's config)
-	kindRun      = "run"       // the engine refused the run (e.g. a mode it does not model)
+	kindStalled  = "stalled"   // the run stalled (docs/invariants.md E-1)
 	kindNotFound = "not_found" // unknown example or endpoint
 	kindInternal = "internal"
 )
@@ -55,21 +53,21 @@ func overLimit(path, msg string) *apiError {
 	return &apiError{Status: http.StatusUnprocessableEntity, Kind: kindLimit, Path: path, Msg: msg}
 }
 
-// coreError turns an error from core/config, core/trace, core/replay or
-// core/engine into a 422 carrying the core's message and position.
+// coreError turns an error from core/replay or core/sweep into an answer
+// carrying the core's message, kind and position: 422 for the job's
+// problems, 500 for an internal error.
 func coreError(err error) *apiError {
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		return ae
 	}
-	e := &apiError{Status: http.StatusUnprocessableEntity, Kind: kindRun, Msg: err.Error()}
-	if ce, ok := errors.AsType[*config.Error](err); ok {
-		e.Kind, e.File, e.Line, e.Col, e.Path = kindConfig, ce.File, ce.Line, ce.Col, ce.Path
-	} else if te, ok := errors.AsType[*trace.Error](err); ok {
-		e.Kind, e.File, e.Line, e.Col, e.Path = kindTrace, te.File, te.Line, te.Col, te.Field
-	} else if _, ok := errors.AsType[*sweep.Error](err); ok {
-		e.Kind = kindSweep
-	} else if errors.Is(err, engine.ErrTooManyPasses) {
-		e.Kind = kindLimit
+	if se, ok := errors.AsType[*sweep.Error](err); ok && se.Err == nil {
+		return &apiError{Status: http.StatusUnprocessableEntity, Kind: kindSweep, Msg: err.Error()}
+	}
+	re := replay.AsError(err)
+	e := &apiError{Status: http.StatusUnprocessableEntity, Kind: string(re.Kind), Msg: err.Error(),
+		File: re.File, Line: re.Line, Col: re.Col, Path: re.Path}
+	if re.Kind == replay.KindInternal {
+		e.Status = http.StatusInternalServerError
 	}
 	return e
 }

@@ -21,7 +21,7 @@ func TestGoldenPredictions(t *testing.T) {
 		{"testdata/g2-restore.prediction.json", "g2-restore.yaml", nil},
 		{"testdata/connectors-2048-simple_cpu_v0_32.prediction.json", "connectors.yaml", aRow},
 	} {
-		got := native(t, g.example, g.sets).PredictionJSON()
+		got := native(t, g.example, g.sets).Prediction
 		if *update {
 			if err := os.WriteFile(g.file, got, 0o644); err != nil {
 				t.Fatal(err)

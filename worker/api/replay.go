@@ -6,18 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
-	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/core/trace"
 )
 
 // replayRequest is the JSON body of POST /api/replay (and the common part
@@ -204,10 +199,6 @@ func boolParam(v, name string) (bool, *apiError) {
 	return b, nil
 }
 
-// maxRecordRows bounds the runs whose per-pass record ("passes": true) the
-// API returns: the record grows with every pass and block.
-const maxRecordRows = 1000
-
 // configText resolves the config of a request: its text and its name.
 func configText(req *replayRequest) ([]byte, string, *apiError) {
 	switch {
@@ -235,168 +226,34 @@ func configText(req *replayRequest) ([]byte, string, *apiError) {
 
 func isConfigName(n string) bool { return path.Ext(n) == ".yaml" || path.Ext(n) == ".yml" }
 
-// run parses, bounds and runs one replay request. It never runs work
-// beyond s.lim.
-func (s *server) run(req *replayRequest) (*replay.Result, *apiError) {
+// job turns a replay request into a replay job: the config, its
+// overrides, the inline trace (bounded by its rows before anything is
+// parsed) or the built-in one the config names, and the worker's limits.
+func (s *server) job(req *replayRequest) (replay.Job, *apiError) {
 	data, name, aerr := configText(req)
 	if aerr != nil {
-		return nil, aerr
+		return replay.Job{}, aerr
 	}
-	cfg, err := config.Parse(name, ".", data, req.Set)
-	if err != nil {
-		return nil, coreError(err)
-	}
-	return s.runConfig(cfg, req)
-}
-
-// runConfig bounds and runs a parsed config: the trace is resolved from
-// the request, and every limit is checked before the engine starts.
-func (s *server) runConfig(cfg *config.Config, req *replayRequest) (*replay.Result, *apiError) {
-	if aerr := s.checkConfig(cfg); aerr != nil {
-		return nil, aerr
-	}
-	open, aerr := s.opener(cfg, req)
-	if aerr != nil {
-		return nil, aerr
-	}
-	wl, err := replay.Workload(cfg, open)
-	if err != nil {
-		return nil, coreError(err)
-	}
-	if aerr := s.checkWorkload(cfg, wl); aerr != nil {
-		return nil, aerr
-	}
-	if req.Requests && wl.Rows > s.lim.MaxRequestRows {
-		return nil, overLimit("requests", fmt.Sprintf("the per-request rows are limited to runs of at most %d requests, and this one has %d: leave out \"requests\"", s.lim.MaxRequestRows, wl.Rows))
-	}
-	if req.Passes && wl.Rows > maxRecordRows {
-		return nil, overLimit("passes", fmt.Sprintf("the per-pass record is limited to runs of at most %d requests, and this one has %d: leave out \"passes\"", maxRecordRows, wl.Rows))
-	}
-	opts := engine.Options{MaxPasses: s.lim.MaxPasses}
-	var rr *record.Recorder
-	if req.Passes {
-		rr = record.NewRecorder()
-		opts.Observer = rr
-	}
-	res, err := replay.Run(cfg, wl, opts)
-	if err != nil {
-		return nil, coreError(err)
-	}
-	if rr != nil {
-		var b bytes.Buffer
-		if err := rr.Record().WriteJSONL(&b); err != nil {
-			return nil, coreError(err)
-		}
-		res.Record = b.Bytes()
-	}
-	return res, nil
-}
-
-// opener resolves traffic.source.paths[0]: the inline trace if given,
-// otherwise the built-in example of that name.
-func (s *server) opener(cfg *config.Config, req *replayRequest) (replay.Opener, *apiError) {
-	src := cfg.Traffic.Source
-	if src.Type != config.SourceTrace {
-		if req.Trace != nil {
-			return nil, badRequest(fmt.Sprintf(`"trace" was given but traffic.source.type is %s, which reads no trace`, src.Type))
-		}
-		return nil, nil
-	}
-	var data []byte
+	job := replay.Job{Name: name, Dir: ".", Config: data, Sets: req.Set, Limits: s.lim.Run,
+		Traces:  replay.Traces{Builtin: true, Hint: `send its rows in "trace"`},
+		Capture: replay.Capture{Requests: req.Requests, Passes: req.Passes}}
 	if req.Trace != nil {
-		data = []byte(*req.Trace)
-	} else {
-		p := path.Clean(src.Paths[0])
-		var ok bool
-		if data, ok = exampleFile(p); !ok || isConfigName(p) {
-			return nil, badRequest(fmt.Sprintf(`missing trace: traffic.source.paths[0] is %q, which is not a built-in trace; send its rows in "trace"`, src.Paths[0]))
+		if n := countRows([]byte(*req.Trace)); n > s.lim.MaxTraceRows {
+			return replay.Job{}, tooLarge(fmt.Sprintf("trace has %d rows, more than the limit of %d", n, s.lim.MaxTraceRows))
 		}
+		job.Traces.Inline = []byte(*req.Trace)
 	}
-	if n := countRows(data); n > s.lim.MaxTraceRows {
-		return nil, tooLarge(fmt.Sprintf("trace has %d rows, more than the limit of %d", n, s.lim.MaxTraceRows))
-	}
-	return func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
+	return job, nil
 }
 
-// checkConfig bounds what a config asks for before anything is built:
-// ranks, G1 blocks and (for synthetic sources, whose workload the core
-// generates) requests, tokens and KV blocks.
-func (s *server) checkConfig(cfg *config.Config) *apiError {
-	var ranks, g1 int64
-	for _, r := range cfg.Roles() {
-		n := int64(r.Parallelism.Replicas) * int64(r.Parallelism.AttentionData)
-		ranks += n
-		g1 += n * int64(r.KVCache.CapacityBlocks)
+// run runs one job; every limit is checked by core/replay before the
+// engine starts, and the passes during the run.
+func run(job replay.Job) (*replay.Output, *apiError) {
+	out, err := replay.Run(job)
+	if err != nil {
+		return nil, coreError(err)
 	}
-	if ranks > int64(s.lim.MaxRanks) {
-		return overLimit("engine.workers", fmt.Sprintf("%d DP ranks (replicas × attention_data) exceed the limit of %d", ranks, s.lim.MaxRanks))
-	}
-	if g1 > s.lim.MaxG1Blocks {
-		return overLimit("engine.workers", fmt.Sprintf("%d G1 blocks over all ranks exceed the limit of %d", g1, s.lim.MaxG1Blocks))
-	}
-	src, stop := cfg.Traffic.Source, cfg.Traffic.Stop
-	bs := float64(blockSize(cfg))
-	var reqs, tokens, blocks float64
-	switch src.Type {
-	case config.SourceSynthetic:
-		reqs = float64(stop.Requests)
-		per := float64(src.InputTokens) + float64(src.OutputTokens)
-		tokens = reqs * per
-		blocks = reqs * (math.Floor(per/bs) + 1)
-	case config.SourceSyntheticSession:
-		t := float64(src.Session.Turns)
-		reqs = float64(stop.Sessions) * t
-		per := float64(src.NewInputTokensPerTurn) + float64(src.OutputTokensPerTurn)
-		// Turn k (from 1) of a session is sized for k × per tokens.
-		tokens = float64(stop.Sessions) * per * t * (t + 1) / 2
-		blocks = tokens/bs + reqs
-	default:
-		return nil
-	}
-	if reqs > float64(s.lim.MaxTraceRows) {
-		return overLimit("traffic.stop", fmt.Sprintf("%.0f synthetic requests exceed the limit of %d", reqs, s.lim.MaxTraceRows))
-	}
-	return s.checkBudget(tokens, blocks)
-}
-
-func (s *server) checkBudget(tokens, blocks float64) *apiError {
-	if tokens > float64(s.lim.MaxTokens) {
-		return overLimit("", fmt.Sprintf("the workload needs %.0f tokens (prompts with history plus outputs), more than the limit of %d", tokens, s.lim.MaxTokens))
-	}
-	if blocks > float64(s.lim.MaxKVBlocks) {
-		return overLimit("", fmt.Sprintf("the workload needs %.0f KV block slots, more than the limit of %d", blocks, s.lim.MaxKVBlocks))
-	}
-	return nil
-}
-
-// checkWorkload bounds a trace workload the way engine.New sizes its
-// buffers: every turn is sized for its prompt (with history when turns
-// accumulate) plus its output.
-func (s *server) checkWorkload(cfg *config.Config, wl *trace.Workload) *apiError {
-	if wl.Rows > s.lim.MaxTraceRows {
-		return tooLarge(fmt.Sprintf("trace has %d rows, more than the limit of %d", wl.Rows, s.lim.MaxTraceRows))
-	}
-	bs := float64(blockSize(cfg))
-	var tokens, blocks float64
-	for i := range wl.Sessions {
-		known := 0.0
-		for _, t := range wl.Sessions[i].Turns {
-			if !wl.Accumulate {
-				known = 0
-			}
-			known += float64(t.ContentLength) + float64(t.OutputLength)
-			tokens += known
-			blocks += math.Floor(known/bs) + 1
-		}
-	}
-	return s.checkBudget(tokens, blocks)
-}
-
-func blockSize(cfg *config.Config) int {
-	for _, r := range cfg.Roles() {
-		return max(r.KVCache.BlockSize, 1)
-	}
-	return 64
+	return out, nil
 }
 
 func (s *server) replay(w http.ResponseWriter, r *http.Request) {
@@ -410,23 +267,29 @@ func (s *server) replay(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest(fmt.Sprintf("query parameter format=%q: want json or prediction", format)))
 		return
 	}
-	res, err := s.run(&req)
-	if err != nil {
-		writeError(w, err)
+	job, aerr := s.job(&req)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	out, aerr := run(job)
+	if aerr != nil {
+		writeError(w, aerr)
 		return
 	}
 	if format == "prediction" {
-		writeRaw(w, http.StatusOK, res.PredictionJSON())
+		writeRaw(w, http.StatusOK, out.Prediction)
 		return
 	}
-	writeRaw(w, http.StatusOK, resultJSON(nil, res, req.Requests))
+	writeRaw(w, http.StatusOK, resultJSON(nil, out))
 }
 
 // resultJSON writes the answer of a run. The core's encodings are copied
 // verbatim (not re-encoded), so "prediction" holds prediction.json's bytes
-// without its final newline, and each element of "requests" one line of
-// requests.jsonl. head, if any, is written first (a sweep's "point").
-func resultJSON(head []byte, res *replay.Result, requests bool) []byte {
+// without its final newline, each element of "requests" one line of
+// requests.jsonl, and "record" the text of passes.jsonl. head, if any, is
+// written first (a sweep's "point").
+func resultJSON(head []byte, out *replay.Output) []byte {
 	b := []byte{'{'}
 	if head != nil {
 		b = append(b, `"point":`...)
@@ -434,14 +297,14 @@ func resultJSON(head []byte, res *replay.Result, requests bool) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"passes":`...)
-	b = strconv.AppendInt(b, res.Engine.Passes, 10)
+	b = strconv.AppendInt(b, out.Stats.Passes, 10)
 	b = append(b, `,"summary":`...)
-	b = append(b, res.SummaryJSON()...)
+	b = append(b, out.SummaryJSON()...)
 	b = append(b, `,"prediction":`...)
-	b = append(b, bytes.TrimSuffix(res.PredictionJSON(), []byte{'\n'})...)
-	if requests {
+	b = append(b, bytes.TrimSuffix(out.Prediction, []byte{'\n'})...)
+	if out.Requests != nil {
 		b = append(b, `,"requests":[`...)
-		lines := bytes.Split(bytes.TrimSuffix(res.RequestsJSONL(), []byte{'\n'}), []byte{'\n'})
+		lines := bytes.Split(bytes.TrimSuffix(out.Requests, []byte{'\n'}), []byte{'\n'})
 		for i, l := range lines {
 			if len(l) == 0 {
 				continue
@@ -453,10 +316,12 @@ func resultJSON(head []byte, res *replay.Result, requests bool) []byte {
 		}
 		b = append(b, ']')
 	}
-	if res.Record != nil {
-		// The per-pass record travels as the text of passes.jsonl.
-		b = append(b, `,"record":`...)
-		b = strconv.AppendQuote(b, string(res.Record))
+	if out.Record != nil {
+		var rec bytes.Buffer
+		if err := out.Record.WriteJSONL(&rec); err == nil {
+			b = append(b, `,"record":`...)
+			b = strconv.AppendQuote(b, rec.String())
+		}
 	}
 	return append(b, "}\n"...)
 }

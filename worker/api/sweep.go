@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/sweep"
 )
 
@@ -93,7 +94,7 @@ func varyArgs(raw json.RawMessage) ([]string, *apiError) {
 // first: sweep.NewPlan parses every point's config.
 func (s *server) plan(req *sweepRequest) (*sweep.Plan, *apiError) {
 	if req.Passes {
-		return nil, &apiError{Status: http.StatusUnprocessableEntity, Kind: kindRun, Path: "passes",
+		return nil, &apiError{Status: http.StatusUnprocessableEntity, Kind: kindRequest, Path: "passes",
 			Msg: "a sweep point does not return the per-pass record; ask /api/replay with the point's set"}
 	}
 	args, aerr := varyArgs(req.Vary)
@@ -153,7 +154,7 @@ func (s *server) sweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Point == nil {
-		s.listing(w, p)
+		s.listing(w, p, &req.replayRequest)
 		return
 	}
 	i := *req.Point
@@ -161,36 +162,47 @@ func (s *server) sweep(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest(fmt.Sprintf(`"point" %d is out of range: the grid has points 0 to %d`, i, p.Len()-1)))
 		return
 	}
-	cfg, err := p.Config(i)
-	if err != nil {
-		writeError(w, coreError(err))
+	job, aerr := s.pointJob(p, i, &req.replayRequest)
+	if aerr != nil {
+		writeError(w, aerr)
 		return
 	}
-	res, aerr := s.runConfig(cfg, &req.replayRequest)
+	out, aerr := run(job)
 	if aerr != nil {
 		aerr.Point = &i
 		writeError(w, aerr)
 		return
 	}
 	head, _ := json.Marshal(describePoint(p, i))
-	writeRaw(w, http.StatusOK, resultJSON(head, res, req.Requests))
+	writeRaw(w, http.StatusOK, resultJSON(head, out))
+}
+
+// pointJob is point i of the grid as the replay job of req.
+func (s *server) pointJob(p *sweep.Plan, i int, req *replayRequest) (replay.Job, *apiError) {
+	job, aerr := s.job(req)
+	if aerr != nil {
+		return job, aerr
+	}
+	job.Sets = p.Overrides(i)
+	return job, nil
 }
 
 // listing answers with the grid after checking each point's config against
 // the limits, so that a point over a limit is reported before the fan-out.
-func (s *server) listing(w http.ResponseWriter, p *sweep.Plan) {
+func (s *server) listing(w http.ResponseWriter, p *sweep.Plan, req *replayRequest) {
 	axes := make([]axisInfo, len(p.Axes))
 	for k, a := range p.Axes {
 		axes[k] = axisInfo{Path: a.Path, Values: a.Values, Targets: a.Targets}
 	}
 	pts := make([]pointInfo, p.Len())
 	for i := range pts {
-		cfg, err := p.Config(i)
-		if err != nil {
-			writeError(w, coreError(err))
+		job, aerr := s.pointJob(p, i, req)
+		if aerr != nil {
+			writeError(w, aerr)
 			return
 		}
-		if aerr := s.checkConfig(cfg); aerr != nil {
+		if err := replay.Check(job); err != nil {
+			aerr := coreError(err)
 			aerr.Point = &i
 			writeError(w, aerr)
 			return

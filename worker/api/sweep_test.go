@@ -82,7 +82,8 @@ func TestSweepListing(t *testing.T) {
 
 // TestSweepPointEqualsSingleRun: every point of the §A grid answers with
 // the run /api/replay gives for the point's "set", and with the native
-// run, byte for byte; the recomputed tokens are acceptance.md §A's.
+// run, byte for byte; the recomputed tokens are
+// docs/model/acceptance.md ("Case A: connector comparison")'s.
 func TestSweepPointEqualsSingleRun(t *testing.T) {
 	h := Handler()
 	l, _ := list(t, h, sweepBody+"}")
@@ -144,7 +145,7 @@ func TestSweepRejects(t *testing.T) {
 			"--vary " + hostOffload + ".num_host_blocks=8,-1: value \"-1\": " + hostOffload + ".num_host_blocks: expected a positive integer, got -1"},
 		{"unknown shorthand", `{"example": "g2-restore.yaml", "vary": ["blocks=1,2"]}`, 422, kindSweep, -1, ""},
 		{"point over a limit", `{"example": "g2-restore.yaml", "vary": {"kv_cache.capacity.blocks": [3, 2000000]}}`, 422, kindLimit, 1,
-			"2000000 G1 blocks over all ranks exceed the limit of 1048576"},
+			"--set engine.workers.aggregated.kv_cache.capacity.blocks=2000000: engine.workers.aggregated.kv_cache.capacity.blocks: 2,000,000 G1 blocks per DP rank exceed the limit of 1,048,576"},
 		{"base config rejected", `{"config": "traffic: [", "vary": {"connector": ["simple_cpu_v0_32"]}}`, 422, kindConfig, -1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -19,19 +19,20 @@ import (
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/scheduler"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // World is one rank's configuration (replicas × attention_data ranks).
 type World struct {
-	Connector        string  // "" = offloading_v0_24
-	G1, G2           int     // blocks; G2 0 = no host_offload
-	Budget, MaxSeq   int     // default 64, 4
-	D2H, H2D         float64 // GB/s; 0 = unlimited
-	Latency          float64 // latency_to_first_byte_ms
-	Prefill, Decode  float64 // default 2, 1
-	Scope            string  // "" = dp_rank_local
-	Replicas, DP     int     // default 1, 1
-	PoolD2H, PoolH2D float64 // shared pool bandwidths (cluster_shared)
+	Connector        string     // "" = offloading_v0_24
+	G1, G2           int        // blocks; G2 0 = no host_offload
+	Budget, MaxSeq   int        // default 64, 4
+	D2H, H2D         float64    // GB/s; 0 = unlimited
+	Latency          vtime.Time // latency_to_first_byte_ms
+	Prefill, Decode  vtime.Time // default 2, 1
+	Scope            string     // "" = dp_rank_local
+	Replicas, DP     int        // default 1, 1
+	PoolD2H, PoolH2D float64    // shared pool bandwidths (cluster_shared)
 }
 
 func (w World) YAML() string {
@@ -83,7 +84,7 @@ engine:
 // is the hash ids' blocks (4 tokens each), truncated to In tokens (0: all).
 type Row struct {
 	ID   string
-	At   float64
+	At   vtime.Time
 	Hash []int
 	In   int
 	Out  int
@@ -92,11 +93,11 @@ type Row struct {
 	// after the previous turn completes.
 	Session string
 	Later   bool
-	Delay   float64
+	Delay   vtime.Time
 	// WaitFor makes the row an agentic_mooncake request that waits for the
 	// rows with these IDs (a non-root: Delay and ToolWait apply, At not).
 	WaitFor  []string
-	ToolWait float64
+	ToolWait vtime.Time
 }
 
 func RowsJSONL(rows []Row) string {
@@ -130,14 +131,14 @@ func RowsJSONL(rows []Row) string {
 
 // Event is one connector or scheduler happening, flattened for asserts.
 type Event struct {
-	What string  // "lookup", "store", "submit", "complete", "fence", "admit", "preempt", "finish", "reject"
-	Req  string  // request id ("" when none)
-	At   float64 // the event's time
-	Kind string  // d2h / h2d for transfers, lookup result for lookups
+	What string     // "lookup", "store", "submit", "complete", "fence", "admit", "preempt", "finish", "reject"
+	Req  string     // request id ("" when none)
+	At   vtime.Time // the event's time
+	Kind string     // d2h / h2d for transfers, lookup result for lookups
 	Keys []identity.ID
 	// Transfer number and timing, for transfer events.
 	ID              int32
-	Start, Deadline float64
+	Start, Deadline vtime.Time
 }
 
 type Outcome struct {

@@ -1,0 +1,217 @@
+package replay
+
+import (
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/trace"
+)
+
+// A Job is one replay a front end asks for: the config text and its
+// overrides, where its traces come from, what to capture, and the limits
+// that bound it. Run turns a Job into an Output or one *Error.
+type Job struct {
+	// Name is the config's name in error positions ("config.yaml" when
+	// empty); Dir is its directory (config.Config.Dir).
+	Name, Dir string
+	// Config is the config text: YAML (JSON is YAML).
+	Config []byte
+	// Sets are --set PATH=VALUE overrides, applied in order.
+	Sets []string
+	// Traces says where traffic.source.paths are read from.
+	Traces Traces
+	// Capture says which optional outputs to make.
+	Capture Capture
+	// Limits are the front end's own bounds, checked after DefaultLimits.
+	Limits Limits
+	// Progress, when set, is called now and then with the requests
+	// finished and the total (the last call has done == total).
+	Progress func(done, total int)
+	// Workloads, when set, shares built workloads between jobs (a sweep's
+	// points, a compare's variants); nil builds the workload for this job.
+	Workloads *Workloads
+	// Check runs the invariant checker after every pass (slower; tests).
+	Check bool
+}
+
+// Capture names the optional outputs of a job.
+type Capture struct {
+	// Requests fills Output.Requests with requests.jsonl.
+	Requests bool
+	// Passes fills Output.Record with the per-pass record.
+	Passes bool
+	// SkipLargeRecord: when the job has more requests than
+	// Limits.MaxRecordRequests, run it without the per-pass record (and
+	// say why in Output.RecordNote) instead of refusing it.
+	SkipLargeRecord bool
+}
+
+// An Output is a finished job.
+type Output struct {
+	// Config is the config the job ran.
+	Config *config.Config
+	// Summary is prediction.json's summary; Prediction is prediction.json.
+	Summary    report.Summary
+	Prediction []byte
+	// Records holds every request's record, in request order.
+	Records []report.Request
+	// Requests is requests.jsonl when Capture.Requests asked for it.
+	Requests []byte
+	// Record is the per-pass record when Capture.Passes asked for it;
+	// RecordNote says why it is missing when the job skipped it.
+	Record     *record.Record
+	RecordNote string
+	// Stats are the run-level figures (passes, G2 and G3 counters).
+	Stats report.Run
+	// Size is what the job needed, as Limits measure it.
+	Size Size
+}
+
+// SummaryJSON is the summary as one JSON object on one line (the CLI's
+// --format json, a sweep point).
+func (o *Output) SummaryJSON() []byte { return report.SummaryJSON(o.Summary) }
+
+// RequestsJSONL encodes requests.jsonl from the records (for a front end
+// that asks for it after the run).
+func (o *Output) RequestsJSONL() []byte { return report.RequestsJSONL(o.Records) }
+
+// Run parses, bounds and runs one job. Its error is always an *Error. It
+// never panics: a panic inside the core becomes a KindInternal error.
+func Run(job Job) (out *Output, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, internalError(v)
+		}
+	}()
+	out, e := run(&job)
+	if e != nil {
+		return nil, e
+	}
+	return out, nil
+}
+
+// Check makes every check Run makes before it reads a trace: the config,
+// its overrides and the limits on the engine (and, for synthetic sources,
+// on the workload). A front end uses it to refuse a job, or the points of a
+// sweep, before running anything. Its error is always an *Error.
+func Check(job Job) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = internalError(v)
+		}
+	}()
+	_, _, _, e := prepare(&job, false)
+	if e != nil {
+		return e
+	}
+	return nil
+}
+
+func run(job *Job) (*Output, *Error) {
+	cfg, wl, size, e := prepare(job, true)
+	if e != nil {
+		return nil, e
+	}
+	note := ""
+	for _, lim := range []Limits{DefaultLimits(), job.Limits} {
+		e, n := checkCapture(cfg, &size, job.Capture, lim)
+		if e != nil {
+			return nil, e
+		}
+		if n != "" {
+			note = n
+		}
+	}
+	return job.execute(cfg, wl, size, note)
+}
+
+// prepare parses the job's config, builds its workload (when build is set
+// or the source is synthetic, whose size is known without building it)
+// and checks both against DefaultLimits and then against the job's own
+// limits. Every default limit is checked before any of the job's, so a job
+// over the defaults is refused with the same message by every front end.
+func prepare(job *Job, build bool) (*config.Config, *trace.Workload, Size, *Error) {
+	cfg, at, err := Parse(job)
+	if err != nil {
+		return nil, nil, Size{}, AsError(err)
+	}
+	cfg, wl, size, e := check(job, cfg, at, build)
+	if e != nil {
+		return nil, nil, size, placed(at, e)
+	}
+	return cfg, wl, size, nil
+}
+
+func check(job *Job, cfg *config.Config, at *config.Places, build bool) (*config.Config, *trace.Workload, Size, *Error) {
+	var err error
+	if job.Traces.Inline != nil && cfg.Traffic.Source.Type != config.SourceTrace {
+		return nil, nil, Size{}, AsError(cfg.Refuse("traffic.source.type",
+			"a trace was given with the job, but source type "+cfg.Traffic.Source.Type+" reads no trace"))
+	}
+	size := engineSize(cfg)
+	synthetic := cfg.Traffic.Source.Type != config.SourceTrace
+	if synthetic {
+		syntheticSize(cfg, &size)
+	}
+	var wl *trace.Workload
+	for _, lim := range []Limits{DefaultLimits(), job.Limits} {
+		if e := checkEngine(cfg, at, &size, lim); e != nil {
+			return nil, nil, size, e
+		}
+		if !synthetic && build && wl == nil {
+			if wl, err = job.Workloads.get(cfg, job.Traces.opener(cfg)); err != nil {
+				return nil, nil, size, AsError(err)
+			}
+			workloadSize(cfg, wl, &size)
+		}
+		if synthetic || wl != nil {
+			if e := checkWorkload(cfg, at, &size, lim); e != nil {
+				return nil, nil, size, e
+			}
+		}
+	}
+	if synthetic && build {
+		if wl, err = job.Workloads.get(cfg, nil); err != nil {
+			return nil, nil, size, AsError(err)
+		}
+	}
+	return cfg, wl, size, nil
+}
+
+// Parse parses the job's config with its overrides, and says where each
+// path was written.
+func Parse(job *Job) (*config.Config, *config.Places, error) {
+	name := job.Name
+	if name == "" {
+		name = "config.yaml"
+	}
+	return config.ParsePlaced(name, job.Dir, job.Config, job.Sets)
+}
+
+// execute runs the engine and encodes what the job asked for.
+func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note string) (*Output, *Error) {
+	opts := engine.Options{Check: job.Check, Progress: job.Progress, MaxPasses: job.Limits.MaxPasses}
+	var rr *record.Recorder
+	if job.Capture.Passes && note == "" {
+		rr = record.NewRecorder()
+		opts.Observer = rr
+	}
+	res, err := RunWith(cfg, wl, opts)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Prediction: res.PredictionJSON(),
+		Stats: res.Engine.RunStats(), Size: size, RecordNote: note}
+	if job.Capture.Requests {
+		out.Requests = res.RequestsJSONL()
+	}
+	if rr != nil {
+		out.Record = rr.Record()
+	}
+	if job.Progress != nil {
+		n := len(res.Records)
+		job.Progress(n, n)
+	}
+	return out, nil
+}
