@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/traces"
 	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
@@ -22,7 +23,7 @@ const (
 // DefaultSweepVary is the sweep view's grid: `kvsim sweep`'s default.
 var DefaultSweepVary = []string{
 	"host_offload.num_host_blocks=64,128,192,256,384,512,1024,2048",
-	"connector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32",
+	"connector=" + strings.Join(config.Connectors, ","),
 }
 
 // MaxSweepWorkers bounds the sweep's Web Workers.

@@ -68,21 +68,15 @@ type runOut struct {
 	RecordNote string
 }
 
-// Report files the page can ask for after a run.
-const (
-	FileRequests = "requests.jsonl"
-	FilePasses   = "passes.jsonl"
-)
-
 // file encodes one of the run's report files.
 func (o *runOut) file(kind string) ([]byte, *jobError) {
 	if o.Output == nil {
 		return nil, &jobError{Kind: "internal", Msg: "no result to encode"}
 	}
 	switch kind {
-	case FileRequests:
+	case proto.FileRequests:
 		return o.Output.RequestsJSONL(), nil
-	case FilePasses:
+	case proto.FilePasses:
 		if o.Record == nil {
 			msg := "passes.jsonl: this run kept no per-pass record"
 			if o.RecordNote != "" {

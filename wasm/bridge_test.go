@@ -136,13 +136,13 @@ func TestFileAndRerun(t *testing.T) {
 		if outs[0].RequestsJS != nil {
 			t.Error("requests.jsonl encoded although not asked for")
 		}
-		b, err := outs[0].file(FileRequests)
+		b, err := outs[0].file(proto.FileRequests)
 		if err != nil {
 			t.Fatal(err)
 		}
 		compareGolden(t, c.name, "requests.jsonl", b)
 		o := j.rerun(0)
-		b, err = o.file(FileRequests)
+		b, err = o.file(proto.FileRequests)
 		if err != nil {
 			t.Fatal(err)
 		}

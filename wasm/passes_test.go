@@ -131,7 +131,7 @@ func TestRecordLimit(t *testing.T) {
 	if o.Err != nil || o.Record != nil || o.RecordNote == "" {
 		t.Fatalf("%+v", o.Err)
 	}
-	if _, err := o.file(FilePasses); err == nil {
+	if _, err := o.file(proto.FilePasses); err == nil {
 		t.Error("passes.jsonl of a run without record")
 	}
 }

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"slices"
 	"sync"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -42,7 +44,7 @@ var Examples = []*Example{
 			"Against a 2,048-block tier, which evicts nothing, offloading v0.32 loses nothing: it ranks blocks when they are stored and keeps every reused prefix. v0.24 loses 2,656 restored tokens, and SimpleCPU, evicting first in first out, loses 3,136.",
 		},
 		Config: "connectors.yaml", Sets: [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "192"}},
-		Compare: &Compare{Axis: AxisConnector, Values: []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"}},
+		Compare: &Compare{Axis: AxisConnector, Values: slices.Clone(config.Connectors)},
 		Focus:   FocusDivergence, FocusRun: 1,
 	},
 	{

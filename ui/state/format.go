@@ -5,30 +5,13 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
 // Thousands writes n with comma separators: 15568 → "15,568".
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Thousands(n int64) string { return numfmt.Thousands(n) }
 
 // Ms writes a time in milliseconds with at most 3 decimals ("–" for a
 // missing value, written as a negative number).
