@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/replay/replaytest"
+)
+
+// setYAML replaces the config text the way typing does (an input event).
+func (tb *tab) setYAML(text string) {
+	tb.t.Helper()
+	b, _ := json.Marshal(text)
+	tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const y = document.getElementById('yaml');
+		y.value = %s; y.dispatchEvent(new Event('input', {bubbles: true})); })()`, b)))
+}
+
+// TestOversizedJobsAreRefused: the jobs the CLI and the worker API refuse
+// (replaytest.Oversized) are refused by the page with the same message,
+// core/replay's, for a single run and for every row of a compare; the page
+// then runs a normal config (its Web Worker survived).
+func TestOversizedJobsAreRefused(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	base := eval[string](tb, `document.getElementById('yaml').value`)
+	check := func(what, yaml string, rows int) {
+		t.Helper()
+		want := replay.Check(replay.Job{Name: "config.yaml", Config: []byte(yaml)})
+		if want == nil {
+			t.Fatalf("%s: replay.Check accepts the page's config", what)
+		}
+		tb.clickRun()
+		var got []string
+		if rows == 1 {
+			got = []string{tb.text("#variant-error")}
+		} else {
+			got = eval[[]string](tb, `[...document.querySelectorAll('td.err')].map(e => e.textContent.trim())`)
+		}
+		if len(got) != rows {
+			t.Fatalf("%s: %d error rows %q; want %d", what, len(got), got, rows)
+		}
+		for _, g := range got {
+			if g != want.Error() {
+				t.Errorf("%s: the page shows %q; want %q", what, g, want.Error())
+			}
+		}
+	}
+
+	// G1 = 10,000,000 blocks, typed into its field, in the opening compare
+	// of three connectors and in a single run.
+	sets := replaytest.Oversized["G1 of 10,000,000 blocks"]
+	if len(sets) != 1 || !strings.HasSuffix(sets[0], "=10000000") {
+		t.Fatalf("replaytest.Oversized changed: %q", sets)
+	}
+	tb.typeInto("f-g1", "10000000")
+	check("G1 of 10,000,000 blocks, compare", eval[string](tb, `document.getElementById('yaml').value`), 3)
+	tb.shot("24-oversized-compare")
+	tb.singleMode()
+	check("G1 of 10,000,000 blocks", eval[string](tb, `document.getElementById('yaml').value`), 1)
+
+	// 10^9 synthetic sessions, written into the YAML as the other front
+	// ends' tests set them.
+	synth := strings.Replace(base, "traffic:\n", "traffic:\n  stop: {sessions: 1000000000}\n", 1)
+	lines := strings.Split(synth, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  source:") {
+			lines[i] = "  source: {type: synthetic-session, new_input_tokens_per_turn: 500, output_tokens_per_turn: 50, session: {turns: 8}}"
+		}
+	}
+	synth = strings.Join(lines, "\n")
+	tb.setYAML(synth)
+	check("10^9 synthetic sessions", eval[string](tb, `document.getElementById('yaml').value`), 1)
+
+	// Back to the opening config: the page runs it.
+	tb.setYAML(base)
+	tb.clickRun()
+	if got := tb.text("#variant-error"); got != "" {
+		t.Errorf("after the oversized jobs the page shows %q", got)
+	}
+	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
+		t.Errorf("recomputed %q after the oversized jobs: the Web Worker did not survive them", got)
+	}
+}
