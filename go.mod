@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/goccy/go-json v0.10.5
 	github.com/goccy/go-yaml v1.19.2
 	github.com/syumai/workers v0.27.0
 	github.com/vugu/vjson v0.0.0-20200505061711-f9cbed27d3d9

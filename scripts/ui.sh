@@ -57,15 +57,8 @@ build_ui() (
 	ui_log "ui: dist/ (main.wasm, sim.wasm, index.html, public/, wasm_exec.js)"
 	mkdir -p dist
 	rm -rf dist/public dist/index.html dist/main.wasm dist/sim.wasm dist/wasm_exec.js
-	# goccy/go-json (the messages between page and worker) encodes with a
-	# bytecode VM, one huge function per VM package, which Go's wasm back
-	# end makes 125 KB larger when the helpers it calls are inlined.
-	# Compiling goccy without inlining keeps about 110 KB (gzip) out of
-	# each file, at a cost of tenths of a millisecond per message
-	# (docs/ui.md, "Sizes")
-	local gcflags='github.com/goccy/go-json/...=-l'
-	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -gcflags="$gcflags" -o dist/main.wasm ./ui
-	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -gcflags="$gcflags" -o dist/sim.wasm ./wasm
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/main.wasm ./ui
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/sim.wasm ./wasm
 	cp index.html dist/
 	cp -R public dist/public
 	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" dist/

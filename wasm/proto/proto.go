@@ -3,7 +3,7 @@
 // per kind) and what they carry, such as the view of one finished run that
 // the bridge (package main in wasm/) computes and the UI (ui/) draws. It
 // holds data only, imports nothing from the core, and is encoded with
-// goccy/go-json on both sides, so the UI's wasm does not link the engine.
+// encoding/json on both sides, so the UI's wasm does not link the engine.
 //
 // Request rows, timelines and frames travel as binary payloads beside the
 // JSON (EncodeRows, EncodeTimeline, frames), and report texts

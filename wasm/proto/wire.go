@@ -1,14 +1,13 @@
 package proto
 
 import (
+	"encoding/json"
 	"fmt"
-
-	json "github.com/goccy/go-json"
 )
 
 // The messages between the page and a simulation worker (docs/ui.md, "How
 // the page and the worker talk"). Each is one Request or one Reply,
-// encoded once as JSON with goccy/go-json and posted in an envelope beside
+// encoded once as JSON with encoding/json and posted in an envelope beside
 // the payloads that do not travel as JSON:
 //
 //   - binary payloads (EncodeRows, EncodeTimeline, frames), as Uint8Arrays,
