@@ -78,7 +78,7 @@ func AsError(err error) *Error {
 	if ce, ok := errors.AsType[*config.Error](err); ok {
 		e.Kind, e.File, e.Line, e.Col, e.Path, e.Msg = KindConfig, ce.File, ce.Line, ce.Col, ce.Path, ce.Msg
 	} else if te, ok := errors.AsType[*trace.Error](err); ok {
-		e.Kind, e.File, e.Line, e.Col, e.Path, e.Msg = KindTrace, te.File, te.Line, te.Col, te.Field, te.Msg
+		e.Kind, e.File, e.Line, e.Col, e.Path, e.Msg = KindTrace, te.File, te.Line, te.Col, te.Path, te.Msg
 	} else if errors.Is(err, engine.ErrTooManyPasses) {
 		e.Kind = KindLimit
 	} else if errors.Is(err, engine.ErrStalled) {

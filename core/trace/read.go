@@ -82,11 +82,11 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 	switch opt.Format {
 	case "", FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake:
 	default:
-		return nil, &Error{File: name, Field: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q, %q or %q)",
+		return nil, &Error{File: name, Path: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q, %q or %q)",
 			opt.Format, FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake)}
 	}
 	if opt.BlockSize <= 0 {
-		return nil, &Error{File: name, Field: "block_size", Msg: fmt.Sprintf("trace block size must be positive, got %d", opt.BlockSize)}
+		return nil, &Error{File: name, Path: "block_size", Msg: fmt.Sprintf("trace block size must be positive, got %d", opt.BlockSize)}
 	}
 	if r == nil {
 		return nil, &Error{File: name, Msg: "nil reader"}
@@ -219,7 +219,7 @@ func newBuilder(name string, opt Options, rowsHint int) *builder {
 }
 
 func (b *builder) errAt(line, col int, field, msg string) *Error {
-	return &Error{File: b.name, Line: line, Col: col, Field: field, Msg: msg}
+	return &Error{File: b.name, Line: line, Col: col, Path: field, Msg: msg}
 }
 
 func fmtMs(t vtime.Time) string { return strconv.FormatFloat(float64(t), 'g', -1, 64) }

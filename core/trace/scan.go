@@ -100,7 +100,7 @@ type scanner struct {
 }
 
 func (s *scanner) errAt(pos int, field, msg string) *Error {
-	return &Error{File: s.name, Line: s.lineNo, Col: pos + 1, Field: field, Msg: msg}
+	return &Error{File: s.name, Line: s.lineNo, Col: pos + 1, Path: field, Msg: msg}
 }
 
 func (s *scanner) syntax(pos int, msg string) *Error {
