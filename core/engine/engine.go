@@ -36,6 +36,7 @@ import (
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/scheduler"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/transfer"
 	"github.com/kvsim/kvsim/core/vtime"
@@ -335,6 +336,13 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
 		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
 		FIFOWaiters: e.opts.FIFOWaiters,
+	}
+	if t := role.Timing; t.Kind != timing.Fixed {
+		sc.Timing = &timing.Model{Kind: t.Kind, Speedup: t.SpeedupRatio, DecodeSpeedup: t.DecodeSpeedupRatio,
+			KVTokens: int64(kv.CapacityBlocks) * int64(kv.BlockSize), Step: t.Step}
+		if err := sc.Timing.Validate(); err != nil {
+			return err
+		}
 	}
 	var rules connector.Rules
 	var shared *connector.Domain
