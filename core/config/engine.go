@@ -18,7 +18,7 @@ var (
 	parallelismKeys = []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
 	schedulerKeys   = []string{"max_batched_tokens", "max_sequences"}
 	kvCacheKeys     = []string{"block_size", "prefix_caching", "bytes_per_token", "capacity", "host_offload", "g3_offload", "kvcr"}
-	capacityKeys    = []string{"type", "blocks", "bytes"}
+	capacityKeys    = []string{"type", "blocks", "bytes", "memory_fraction"}
 	hostOffloadKeys = []string{"num_host_blocks", "scope", "d2h_bandwidth_gbps", "h2d_bandwidth_gbps", "latency_to_first_byte_ms", "shared_d2h_bandwidth_gbps", "shared_h2d_bandwidth_gbps", "connector", "kvcr"}
 	g3OffloadKeys   = []string{"scope", "num_g3_blocks", "latency_to_first_byte_ms", "read_bandwidth_gbps", "write_bandwidth_gbps", "shared_read_bandwidth_gbps", "shared_write_bandwidth_gbps"}
 	timingKeys      = []string{"type", "prefill_ms", "decode_ms", "speedup_ratio", "decode_speedup_ratio", "beta"}
@@ -128,17 +128,22 @@ func (d *decoder) contextLength(m *mapping) int {
 	return m.int("context_length", 0, intRule{1, "a positive integer or max"})
 }
 
+// autoBytes is what bytesPerToken returns for auto.
+const autoBytes = -1
+
 // bytesPerToken reads a bytes_per_token field: a positive integer, or
-// aisimulate's auto (0: not known). auto is accepted so that configs which
-// never need bytes read unmodified; where bytes matter, a missing number
-// is reported by the check that needs it.
+// aisimulate's auto (autoBytes), which the model's architecture resolves
+// where it is known (kvCache) and which otherwise means not known (0).
+// auto is accepted so that configs which never need bytes read
+// unmodified; where bytes matter, a missing number is reported by the
+// check that needs it.
 func (d *decoder) bytesPerToken(m *mapping, key string) int64 {
 	v, ok := m.get(key)
 	if !ok {
 		return 0
 	}
 	if s, ok := v.(*ast.StringNode); ok && s.Value == "auto" {
-		return 0
+		return autoBytes
 	}
 	if _, ok := v.(*ast.IntegerNode); !ok {
 		m.fail(key, "expected a positive integer or auto, got %s", describe(v))
@@ -166,7 +171,7 @@ func (d *decoder) role(m *mapping, name string, e *Engine) *Role {
 		MaxBatchedTokens: s.int("max_batched_tokens", 8192, positiveInt),
 		MaxSequences:     s.int("max_sequences", maxSeqs, positiveInt),
 	}
-	r.KVCache = d.kvCache(m.sub("kv_cache", kvCacheKeys...), r)
+	r.KVCache = d.kvCache(m.sub("kv_cache", kvCacheKeys...), r, e)
 	r.Timing = d.timing(m, r, e)
 	r.StartupSeconds = m.float("startup_seconds", 0, nonNegNum)
 	return r
@@ -174,13 +179,19 @@ func (d *decoder) role(m *mapping, name string, e *Engine) *Role {
 
 // kvCache decodes and checks one role's kv_cache; r has its name and
 // parallelism filled in.
-func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
+func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 	kv := KVCache{
 		BlockSize:     m.int("block_size", 64, atLeastTwo),
 		PrefixCaching: m.boolean("prefix_caching", true),
 		BytesPerToken: d.bytesPerToken(m, "bytes_per_token"),
 	}
-	kv.CapacityBlocks = d.capacity(m, kv)
+	if kv.BytesPerToken == autoBytes {
+		kv.BytesPerToken = 0
+		if a := d.knownArch(e); a != nil {
+			kv.BytesPerToken = a.KVBytesPerToken()
+		}
+	}
+	kv.CapacityBlocks = d.capacity(m, kv, r, e)
 
 	var hm *mapping
 	if m.has("host_offload") {
@@ -262,16 +273,18 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 // An absent capacity means type fixed
 // (docs/model/config.md ("KV cache settings"), Decision) and then fails for
 // want of blocks or bytes.
-func (d *decoder) capacity(kvm *mapping, kv KVCache) int {
-	// aisimulate's default capacity brings keys of its own; name the
-	// unsupported type before they fail as unknown keys.
+func (d *decoder) capacity(kvm *mapping, kv KVCache, r *Role, e *Engine) int {
 	raw, _ := kvm.get("capacity")
-	if n, t := d.peek(raw, kvm.field("capacity"), "type"); t == "default" {
-		d.failNode(n, kvm.field("capacity")+".type", "default sizes G1 from aisimulate's GPU memory model, which kvsim does not have; use fixed with blocks or bytes")
-	}
 	m := d.mapping(raw, kvm.field("capacity"), capacityKeys...)
-	if t := m.str("type", "fixed"); t != "fixed" {
-		m.fail("type", "expected fixed, got %q", t)
+	switch t := m.str("type", "fixed"); t {
+	case "default":
+		return d.memoryCapacity(m, kv, r, e)
+	case "fixed":
+		if m.has("memory_fraction") {
+			m.fail("memory_fraction", "fixed KV capacity rejects memory_fraction")
+		}
+	default:
+		m.fail("type", "expected fixed or default, got %q", t)
 	}
 	switch {
 	case m.has("blocks") && m.has("bytes"):
@@ -405,7 +418,7 @@ func (d *decoder) timing(role *mapping, r *Role, e *Engine) Timing {
 // defaults, so disaggregated configs always have one.
 func (d *decoder) kvTransfer(m *mapping, prefill *Role) *KVTransfer {
 	kt := &KVTransfer{
-		BytesPerToken: d.bytesPerToken(m, "bytes_per_token"),
+		BytesPerToken: max(d.bytesPerToken(m, "bytes_per_token"), 0),
 		BandwidthGBps: m.float("bandwidth_gb_per_second", 0, positiveNum),
 		TimingMode:    m.enum("timing_mode", TransferDestinationMissing, TransferDestinationMissing, TransferFullPrompt),
 	}

@@ -415,7 +415,25 @@ engine:
     aggregated:
       kv_cache:
         capacity: {type: default, memory_fraction: 0.9}
-`, nil, `c.yaml:7:26: engine.workers.aggregated.kv_cache.capacity.type: default sizes G1 from aisimulate's GPU memory model, which kvsim does not have; use fixed with blocks or bytes`},
+`, nil, `c.yaml:2:10: engine.model: engine.workers.aggregated.kv_cache.capacity.type needs a model architecture: "m" is not in the catalog (Llama-3.1-8B, Llama-3.1-70B, Qwen3-14B, Qwen3-32B, Mixtral-8x7B); describe it in engine.model_config (config.json fields)`},
+	{"capacity default that the GPU cannot hold", `
+engine:
+  model: Mixtral-8x7B
+  hardware: H100
+  workers:
+    aggregated:
+      kv_cache:
+        capacity: {type: default, memory_fraction: 0.9}
+`, nil, `c.yaml:7:26: engine.workers.aggregated.kv_cache.capacity.type: default KV capacity: Mixtral-8x7B needs 95.14 GiB (86.99 weights + 8.00 activations + 0.15 other) but 1 × H100 at memory_fraction 0.9 has 72.00 GiB`},
+	{"capacity default with blocks", `
+engine:
+  model: Llama-3.1-8B
+  hardware: H100
+  workers:
+    aggregated:
+      kv_cache:
+        capacity: {type: default, blocks: 8}
+`, nil, `c.yaml:7:43: engine.workers.aggregated.kv_cache.capacity.blocks: default KV capacity rejects blocks`},
 	{"capacity bytes without bytes_per_token", `
 engine:
   model: m
