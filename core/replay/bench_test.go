@@ -303,3 +303,9 @@ func BenchmarkReplayTiming(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplayPolynomial is BenchmarkReplay with polynomial timing, for
+// profiles (BenchmarkReplayTiming has the paired figure).
+func BenchmarkReplayPolynomial(b *testing.B) {
+	benchRun(b, []string{"engine.model=llama-3.1-8b", "engine.hardware=h100", "engine.workers.aggregated.timing={type: polynomial}"})
+}

@@ -50,6 +50,7 @@ type Step struct {
 	GPU  GPU
 	TP   int
 	Beta []float64 // trained_physics: 11 coefficients
+	rc   *rooflineConsts
 }
 
 // NewStep checks and returns a step model.
@@ -76,7 +77,11 @@ func NewStep(kind Kind, a Arch, g GPU, tp int, beta []float64) (*Step, error) {
 			}
 		}
 	}
-	return &Step{Kind: kind, Arch: a, GPU: g, TP: tp, Beta: beta}, nil
+	st := &Step{Kind: kind, Arch: a, GPU: g, TP: tp, Beta: beta}
+	if kind == Roofline {
+		st.rc = newRooflineConsts(&st.Arch)
+	}
+	return st, nil
 }
 
 // Time returns the pass's step time in milliseconds; prefill and decode
