@@ -191,7 +191,7 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 			kv.BytesPerToken = a.KVBytesPerToken()
 		}
 	}
-	kv.CapacityBlocks = d.capacity(m, kv, r, e)
+	kv.CapacityBlocks = d.capacity(m, &kv, r, e)
 
 	var hm *mapping
 	if m.has("host_offload") {
@@ -273,7 +273,7 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 // An absent capacity means type fixed
 // (docs/model/config.md ("KV cache settings"), Decision) and then fails for
 // want of blocks or bytes.
-func (d *decoder) capacity(kvm *mapping, kv KVCache, r *Role, e *Engine) int {
+func (d *decoder) capacity(kvm *mapping, kv *KVCache, r *Role, e *Engine) int {
 	raw, _ := kvm.get("capacity")
 	m := d.mapping(raw, kvm.field("capacity"), capacityKeys...)
 	switch t := m.str("type", "fixed"); t {

@@ -74,10 +74,11 @@ func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
 	return &k.res.Scheduled[r.PassSlot]
 }
 
-// time applies the fixed pass-timing rule
-// (docs/model/pass.md ("Pass timing")): prefill time if any scheduled request
-// does prefill work, decode time if any makes a pure decode step; a request
-// that finishes its prefill emits its first token without decode time.
+// time applies the fixed pass-timing rule (docs/model/pass.md ("Pass
+// timing")): prefill time if any scheduled request does prefill work, decode
+// time if any makes a pure decode step; a request that finishes its prefill
+// emits its first token without decode time. A modelled timing goes to
+// timeModelled.
 func (k *Rank) time(now vtime.Time) {
 	res := &k.res
 	start := now

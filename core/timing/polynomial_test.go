@@ -113,12 +113,14 @@ func TestMixedBatch(t *testing.T) {
 // nearest on the exact value of the float64 seconds (2.5e-9 is stored as
 // 2.50000000000000010e-9, 3.5e-9 as 3.49999999999999980e-9 and
 // 1.0000000015 as 1.00000000149999996, so the products look like ties but
-// are not).
+// are not); an exact tie goes to the even neighbour.
 func TestDurationRounding(t *testing.T) {
 	for _, c := range []struct {
 		s    float64
 		want int64
-	}{{0.999e-9, 1}, {4.2e-7, 420}, {2.5e-9, 3}, {3.5e-9, 3}, {1.0000000015, 1000000001}, {0, 0}} {
+	}{{0.999e-9, 1}, {4.2e-7, 420}, {2.5e-9, 3}, {3.5e-9, 3}, {1.0000000015, 1000000001}, {0, 0},
+		// exact ties: 2⁻¹⁰ s is 976,562.5 ns, 3·2⁻¹⁰ s is 2,929,687.5 ns
+		{1.0 / 1024, 976562}, {3.0 / 1024, 2929688}} {
 		if got := durationNs(c.s); got != c.want {
 			t.Errorf("durationNs(%v) = %d; want %d", c.s, got, c.want)
 		}
