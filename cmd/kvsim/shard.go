@@ -67,25 +67,36 @@ func parseShard(arg, outDir string) (*shard.Shard, error) {
 
 // runShard is `kvsim sweep --shard K/N`: it runs the shard's points and
 // writes DIR/shard-K-of-N.json atomically (a shared volume never shows a
-// half-written file). Failed points are recorded in the file, listed on
+// half-written file). When that file already holds this shard, done by
+// this build, it runs nothing: re-running a whole Job runs only the
+// shards that are missing or failed. Failed points are recorded in the file, listed on
 // stderr, and make the exit status 1.
 func runShard(e *env, p *sweep.Plan, traces replay.Traces, s shard.Shard, dir string, parallel int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bar := &sweepBar{w: e.stderr, on: e.tty, start: time.Now()}
-	f, err := shard.Run(p, s, buildID(), traces, sweep.Options{Parallel: parallel, Progress: bar.update})
-	bar.finish()
+	start := time.Now()
+	wls := replay.NewWorkloads()
+	f, costs, err := shard.Prepare(p, s, buildID(), traces, wls)
 	if err != nil {
 		return err
 	}
+	path := filepath.Join(dir, s.FileName())
+	if data, err := os.ReadFile(path); err == nil {
+		if old, err := shard.Decode(path, data); err == nil && f.Done(old) {
+			fmt.Fprintf(e.stdout, "shard %s: %s is already done (this build, this sweep, every point); nothing to run\n", s, path)
+			return nil
+		}
+	}
+	bar := &sweepBar{w: e.stderr, on: e.tty, start: start}
+	f.Evaluate(p, costs, traces, sweep.Options{Parallel: parallel, Progress: bar.update, Workloads: wls})
+	bar.finish()
 	var cost int64
 	for _, pt := range f.Points {
 		cost += pt.Cost
 	}
 	fmt.Fprintf(e.stderr, "kvsim: shard %s: %d of %d points in %.2fs, %d at a time\n", s, len(f.Points), p.Len(),
-		time.Since(bar.start).Seconds(), min(parallel, max(len(f.Points), 1)))
-	path := filepath.Join(dir, s.FileName())
+		time.Since(start).Seconds(), min(parallel, max(len(f.Points), 1)))
 	if err := writeAtomic(path, f.Encode()); err != nil {
 		return err
 	}

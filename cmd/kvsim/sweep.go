@@ -60,7 +60,8 @@ flags:
                      estimated cost, the same way by every shard. auto/N
                      takes K from $JOB_COMPLETION_INDEX (a Kubernetes
                      Indexed Job). Exit 1 when a point fails; the file
-                     still records every point.
+                     still records every point. A shard whose file is
+                     there already, done by this build, runs nothing.
 
 kvsim sweep merge reads the shard files (shard-K-of-N.json) in each DIR (or
 the files named), checks that they are shards of one sweep, one kvsim build

@@ -121,6 +121,10 @@ func TestSweepShards(t *testing.T) {
 			t.Fatalf("--shard %s: exit %d: %s%s", arg, code, out, errs)
 		}
 	}
+	// Re-running a shard that is done runs nothing.
+	if out, errs, code := cli(t, "sweep", "--shard", "0/3", "--output-dir", parts); code != exitOK || !strings.Contains(out, "shard-0-of-3.json is already done") {
+		t.Errorf("--shard 0/3 again: exit %d: %s%s", code, out, errs)
+	}
 	_, errs, code := cli(t, "sweep", "merge", parts)
 	if code != exitError || !strings.Contains(errs, "kvsim: 8 of 24 points are missing; re-run the shards that owe them:\n  shard 1/3 (shard-1-of-3.json, `kvsim sweep --shard 1/3`): point ") {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, errs)
