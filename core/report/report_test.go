@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -252,5 +253,14 @@ func TestToken_GapRuns(t *testing.T) {
 				t.Errorf("%d closed runs kept (%v); want %d", len(r.gaps), r.gaps, c.distinct)
 			}
 		})
+	}
+}
+
+// TestRoutingEntrySize: the routing fields fit the 56 bytes a
+// routing_history entry had before them, so core/replay's memory estimate
+// (one entry per request) and its limit messages are unchanged.
+func TestRoutingEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(Routing{}); n != 56 {
+		t.Errorf("report.Routing is %d bytes; want 56", n)
 	}
 }

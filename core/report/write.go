@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kvsim/kvsim/core/config"
 )
 
 // SummaryJSON encodes the summary as one JSON object (no trailing newline).
@@ -178,8 +180,15 @@ func appendRequest(b []byte, r *Request) []byte {
 		if i > 0 {
 			rh = append(rh, ", "...)
 		}
-		rh = newObj(rh).str("pool", h.Pool).str("outcome", h.Outcome).int("logical_worker_id", int64(h.Worker)).
-			int("scheduler_id", int64(h.Schedule)).int("dp_rank", int64(h.DPRank)).end()
+		ro := newObj(rh).str("pool", h.Pool).str("outcome", h.Outcome).int("logical_worker_id", int64(h.Worker)).
+			int("scheduler_id", int64(h.Schedule)).int("dp_rank", int64(h.DPRank))
+		if h.Policy != 0 {
+			ro.str("policy", config.RoutingPolicies[h.Policy]).int("overlap_blocks", int64(h.Overlap))
+			if h.HasHost {
+				ro.int("host_overlap_blocks", int64(h.HostOverlap))
+			}
+		}
+		rh = ro.end()
 	}
 	o.raw("routing_history", append(rh, ']'))
 	ah := []byte{'['}
