@@ -75,14 +75,27 @@ func (p *pool) Target(i int) placement.Target {
 }
 
 // Load counts candidate i's requests: running, and queued (waiting,
-// connector waiters, P/D handoffs waiting for a reservation).
+// connector waiters, P/D handoffs waiting for a reservation). A request
+// that finishes in the rank's pass in flight still runs until the pass end
+// commits it, though the scheduler, which computes a pass at its start,
+// has already let it go.
 func (p *pool) Load(i int) placement.Load {
 	rk := p.rank(i)
-	l := placement.Load{Active: len(rk.Running()), Queued: rk.NumWaiting(), MaxSequences: rk.Cfg.MaxSequences}
+	l := placement.Load{Active: len(rk.Running()) + len(p.finishing(rk)), Queued: rk.NumWaiting(),
+		MaxSequences: rk.Cfg.MaxSequences}
 	if p.e.pd {
 		l.Queued += len(p.e.pending[rk.Index])
 	}
 	return l
+}
+
+// finishing lists the requests that finish in rk's pass in flight.
+func (p *pool) finishing(rk *Rank) []*request.Request {
+	w := p.e.workers[rk.Worker]
+	if !w.busy || !w.planned[rk.DP] {
+		return nil
+	}
+	return rk.Result().Finished
 }
 
 // Work is candidate i's prefill still to do and its blocks in use or
@@ -94,6 +107,9 @@ func (p *pool) Work(i int) placement.Work {
 		if !r.Materialized && r.Computed < r.PromptLen {
 			w.PrefillTokens += r.PromptLen - r.Computed
 		}
+	}
+	for _, r := range p.finishing(rk) {
+		w.ActiveBlocks += (r.Len() + p.e.bs - 1) / p.e.bs
 	}
 	queued := func(r *request.Request) {
 		if !r.Materialized && p.e.routedFresh != nil {
