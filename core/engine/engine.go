@@ -995,7 +995,8 @@ func (e *Engine) Dispatched() int {
 
 // RunStats returns the run-level figures the summary needs.
 func (e *Engine) RunStats() report.Run {
-	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes}
+	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes,
+		Workers: e.workerLoads()}
 	for _, r := range e.cfg.Roles() {
 		p := r.Parallelism
 		run.GPUs += p.Replicas * p.Pipeline * p.Tensor * p.AttentionData

@@ -146,3 +146,25 @@ func (p *pool) Overlap(i int, blocks []identity.ID) placement.Overlap {
 	}
 	return o
 }
+
+// workerLoads returns the zeroed per-worker entries of the summary
+// (report.Run.Workers) when a pool routes by a policy other than round
+// robin and the run has more than one worker, nil otherwise.
+func (e *Engine) workerLoads() []report.WorkerLoad {
+	routed := false
+	for _, p := range []*pool{e.place, e.prefillPlace, e.decodePlace} {
+		routed = routed || p != nil && p.policy != config.RoutingRoundRobin
+	}
+	if !routed || len(e.workers) < 2 {
+		return nil
+	}
+	ws := make([]report.WorkerLoad, len(e.workers))
+	for i, w := range e.workers {
+		name := w.role
+		if name == config.RoleAggregated {
+			name = "agg"
+		}
+		ws[i] = report.WorkerLoad{Pool: name, Worker: w.roleIdx}
+	}
+	return ws
+}
