@@ -1,8 +1,13 @@
 package replay
 
 import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -46,5 +51,61 @@ func TestRoutingCaseC(t *testing.T) {
 	}
 	if w := runExample(t, "agentic-g2.yaml", nil, traces.Open).Summary.Workers; w != nil {
 		t.Errorf("round robin has per-worker entries %+v; want none (its summary is unchanged)", w)
+	}
+}
+
+// routedPolicies are the engine.routing values the routed random worlds
+// cycle through: every policy but round robin, the KV router also with a
+// temperature, the G2 extension and a weight of 0 (pure load).
+var routedPolicies = []string{
+	"least_loaded",
+	"session_affinity",
+	"kv_router",
+	"{policy: kv_router, temperature: 0.8, seed: 11, host_overlap_weight: 0.5}",
+	"{policy: kv_router, overlap_score_weight: 0}",
+}
+
+// TestRandomWorldsRouted replays the random worlds of
+// TestRandomWorldsRunClean (the first 200, 50 under wasm) with a routing policy other
+// than round robin, the invariant checker on after every pass: none may
+// panic, trip an invariant, stall or leave a request unaccounted for, and
+// a second run gives byte-identical reports and records.
+func TestRandomWorldsRouted(t *testing.T) {
+	n := 200
+	if runtime.GOARCH == "wasm" {
+		n = 50 // the same code, five times slower
+	}
+	ran := 0
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		policy := routedPolicies[seed%uint64(len(routedPolicies))]
+		yaml = strings.Replace(yaml, "\nengine:\n", "\nengine:\n  routing: "+policy+"\n", 1)
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		if cfg.Engine.Routing.Default() {
+			t.Fatalf("world %d: routing not set:\n%s", seed, yaml)
+		}
+		ran++
+		t.Run(fmt.Sprintf("%d-%s", seed, kind), func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic: %v\n%s", p, yaml)
+				}
+			}()
+			first, second := runClean(t, cfg, rows), runClean(t, cfg, rows)
+			for k, name := range []string{"prediction.json", "requests.jsonl", "passes.jsonl"} {
+				if !bytes.Equal(first[k], second[k]) {
+					t.Errorf("%s differs between two runs of the same world\n%s", name, yaml)
+				}
+			}
+			if t.Failed() {
+				t.Logf("world:\n%s", yaml)
+			}
+		})
+	}
+	if ran < n*3/4 {
+		t.Errorf("only %d of %d routed worlds ran", ran, n)
 	}
 }
