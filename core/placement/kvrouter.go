@@ -105,7 +105,7 @@ func Softmax(logits []float64, temperature, u float64) int {
 	for i, l := range logits {
 		w[i] = 1
 		if hi > lo {
-			w[i] = math.Exp(-(l - lo) / ((hi - lo) * temperature))
+			w[i] = expNeg(-(l - lo) / ((hi - lo) * temperature))
 		}
 		sum += w[i]
 	}

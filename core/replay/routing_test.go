@@ -2,12 +2,16 @@ package replay
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -77,9 +81,7 @@ func TestRandomWorldsRouted(t *testing.T) {
 	}
 	ran := 0
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		kind, yaml, rows := randomWorldOf(seed)
-		policy := routedPolicies[seed%uint64(len(routedPolicies))]
-		yaml = strings.Replace(yaml, "\nengine:\n", "\nengine:\n  routing: "+policy+"\n", 1)
+		kind, yaml, rows := routedWorldOf(seed)
 		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
 		if err != nil {
 			continue
@@ -107,5 +109,56 @@ func TestRandomWorldsRouted(t *testing.T) {
 	}
 	if ran < n*3/4 {
 		t.Errorf("only %d of %d routed worlds ran", ran, n)
+	}
+}
+
+// routedWorldOf is random world seed with the routing policy
+// routedPolicies[seed mod 5].
+func routedWorldOf(seed uint64) (kind, yaml string, rows []harness.Row) {
+	kind, yaml, rows = randomWorldOf(seed)
+	policy := routedPolicies[seed%uint64(len(routedPolicies))]
+	return kind, strings.Replace(yaml, "\nengine:\n", "\nengine:\n  routing: "+policy+"\n", 1), rows
+}
+
+var routedDigestsGolden = filepath.Join("testdata", "routed-world-digests.golden")
+
+// TestRoutedWorldDigests pins the reports of the first 40 routed worlds by
+// their SHA-256, as TestWorldDigests does for round robin: written by a
+// native run (go test -run TestRoutedWorldDigests -update), checked
+// natively and under GOOS=js GOARCH=wasm, so a routing decision (a softmax
+// draw included) is the same in the browser as on the command line.
+func TestRoutedWorldDigests(t *testing.T) {
+	var b strings.Builder
+	for seed := uint64(1); seed <= 40; seed++ {
+		kind, yaml, rows := routedWorldOf(seed)
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			fmt.Fprintf(&b, "%d %s refused: %s\n", seed, kind, strings.SplitN(err.Error(), "\n", 2)[0])
+			continue
+		}
+		var out [3][]byte
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { out = runClean(t, cfg, rows) })
+		fmt.Fprintf(&b, "%d %s", seed, kind)
+		for _, o := range out {
+			fmt.Fprintf(&b, " %x", sha256.Sum256(o))
+		}
+		b.WriteByte('\n')
+	}
+	got := b.String()
+	if *update {
+		if runtime.GOOS == "js" {
+			t.Fatal("-update must run natively")
+		}
+		if err := os.WriteFile(routedDigestsGolden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(routedDigestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != got {
+		t.Errorf("routed world digests differ:\n got\n%s want\n%s", got, data)
 	}
 }
