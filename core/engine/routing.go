@@ -21,6 +21,9 @@ type pool struct {
 	base    int // global index of the pool's first worker
 	workers int
 	ranks   int
+	// req is the request being routed, a field so that passing it to the
+	// router does not allocate per request.
+	req placement.Request
 }
 
 // newPool builds the router of role's pool, whose first worker is base.
@@ -44,9 +47,10 @@ func (e *Engine) newPool(role *config.Role, base int, flat bool) (*pool, error) 
 // route places r (its prompt) on one of the pool's ranks and returns the
 // rank with its routing_history entry (name is the entry's pool).
 func (p *pool) route(r *request.Request, name string) (*Rank, report.Routing) {
-	req := placement.Request{Session: r.Session, Tokens: r.PromptLen,
+	req := &p.req
+	*req = placement.Request{Session: r.Session, Tokens: r.PromptLen,
 		Blocks: r.Seq.IDs[:min(len(r.Seq.IDs), r.PromptLen/p.e.bs)]}
-	c := p.router.Route(&req, p)
+	c := p.router.Route(req, p)
 	rk := p.rank(c.Index)
 	h := report.Routing{Pool: name, Outcome: "routed", Worker: int32(c.Worker), Schedule: int32(rk.Index), DPRank: int32(c.Rank)}
 	if p.policy == config.RoutingRoundRobin {
