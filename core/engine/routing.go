@@ -62,7 +62,7 @@ func (p *pool) route(r *request.Request, name string) (*Rank, report.Routing) {
 	}
 	h.Policy = uint8(slices.Index(config.RoutingPolicies, p.policy))
 	h.Overlap, h.HostOverlap, h.HasHost = int32(o.G1), int32(o.Host), rk.Host != nil
-	if c.Scored && p.e.routedFresh != nil {
+	if c.Scored && p.e.routedFresh != nil && name != "decode" { // a decode rank prefills nothing
 		p.e.routedFresh[r.Index] = int32(c.Fresh)
 	}
 	return rk, h
