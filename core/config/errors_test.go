@@ -311,6 +311,66 @@ engine:
   hardware: h
   backend: sglang
 `, nil, `c.yaml:4:12: engine.backend: "sglang" is not modelled; only vllm is supported`},
+	{"unknown routing policy", `
+engine:
+  model: m
+  hardware: h
+  routing: random
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected one of round_robin, least_loaded, session_affinity, kv_router, got "random"`},
+	{"unknown routing policy in a pool", `
+engine:
+  model: m
+  hardware: h
+  routing: {aggregated: kv}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:25: engine.routing.aggregated: expected one of round_robin, least_loaded, session_affinity, kv_router, got "kv"`},
+	{"routing pool of the other mode", `
+engine:
+  model: m
+  hardware: h
+  routing: {decode: kv_router}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:21: engine.routing.decode: no decode pool in aggregated mode (its pools: aggregated)`},
+	{"routing a number", `
+engine:
+  model: m
+  hardware: h
+  routing: 3
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected a routing policy (round_robin, least_loaded, session_affinity, kv_router) or a mapping, got integer 3`},
+	{"routing temperature negative", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, temperature: -1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:45: engine.routing.temperature: expected a number ≥ 0, got -1`},
+	{"routing unknown key", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, weight: 1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:32: engine.routing.weight: unknown key "weight" (allowed: policy, aggregated, prefill, decode, overlap_score_weight, temperature, seed, host_overlap_weight)`},
 	{"unknown mode", `
 engine:
   mode: afd

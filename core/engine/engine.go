@@ -32,7 +32,6 @@ import (
 	"github.com/kvsim/kvsim/core/g3"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/load"
-	"github.com/kvsim/kvsim/core/placement"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/scheduler"
@@ -144,11 +143,14 @@ type Engine struct {
 	sessions []session
 	arrivals minHeap[arrival]
 	driver   *load.Driver
-	place    *placement.Aggregated
-	cutoff   vtime.Time
-	now      vtime.Time
-	nextOut  uint32
-	done     int
+	place    *pool // the aggregated pool
+	// routedFresh is, per request, the prompt tokens the kv_router expected
+	// its prefill rank to compute (nil unless a pool routes by KV).
+	routedFresh []int32
+	cutoff      vtime.Time
+	now         vtime.Time
+	nextOut     uint32
+	done        int
 
 	CommittedPrefill int64
 	Preemptions      int64
@@ -158,8 +160,8 @@ type Engine struct {
 
 	// P/D state (docs/model/pd.md).
 	pd           bool
-	prefillPlace *placement.Flat
-	decodePlace  *placement.Flat
+	prefillPlace *pool
+	decodePlace  *pool
 	decodeBase   int                  // index of the first decode worker
 	reqsD        []request.Request    // decode-side request per request index
 	pending      [][]*request.Request // per rank: destinations awaiting a reservation
@@ -268,8 +270,13 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		if err := e.buildRole(d, config.RoleDecode, scheduler.Decode); err != nil {
 			return nil, err
 		}
-		e.prefillPlace = placement.NewFlat(p.Parallelism.Replicas, p.Parallelism.AttentionData)
-		e.decodePlace = placement.NewFlat(d.Parallelism.Replicas, d.Parallelism.AttentionData)
+		var err error
+		if e.prefillPlace, err = e.newPool(p, 0, true); err != nil {
+			return nil, err
+		}
+		if e.decodePlace, err = e.newPool(d, e.decodeBase, true); err != nil {
+			return nil, err
+		}
 		e.reqsD = make([]request.Request, n)
 		for i := range e.reqsD {
 			e.reqsD[i].Slots = decodeSlots[i]
@@ -281,7 +288,10 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		if err := e.buildRole(role, config.RoleAggregated, scheduler.Aggregated); err != nil {
 			return nil, err
 		}
-		e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
+		var err error
+		if e.place, err = e.newPool(role, 0, false); err != nil {
+			return nil, err
+		}
 	}
 	if wl.Agentic {
 		if err := checkAgentic(cfg); err != nil {
@@ -893,21 +903,18 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
 
-	var tg placement.Target
-	pool := "agg"
+	var rk *Rank
+	var h report.Routing
 	if e.pd {
-		tg, pool = e.prefillPlace.Next(), "prefill"
+		rk, h = e.prefillPlace.route(r, "prefill")
 		r.MaxOutput = 1 // the hidden bootstrap token
 	} else {
-		tg = e.place.Next()
+		rk, h = e.place.route(r, "agg")
 	}
-	w := e.workers[tg.Worker]
-	rk := w.ranks[tg.Rank]
 	rk.Enqueue(r)
-	w.poked = true
-	rec.PrefillWorker = tg.Worker
-	rec.Routing = append(rec.Routing, report.Routing{Pool: pool, Outcome: "routed", Worker: tg.Worker,
-		Schedule: rk.Index, DPRank: tg.Rank})
+	e.workers[rk.Worker].poked = true
+	rec.PrefillWorker = int(h.Worker)
+	rec.Routing = append(rec.Routing, h)
 }
 
 // sessionTokens is the most tokens an accumulating session can reach.
@@ -988,7 +995,8 @@ func (e *Engine) Dispatched() int {
 
 // RunStats returns the run-level figures the summary needs.
 func (e *Engine) RunStats() report.Run {
-	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes}
+	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes,
+		Workers: e.workerLoads()}
 	for _, r := range e.cfg.Roles() {
 		p := r.Parallelism
 		run.GPUs += p.Replicas * p.Pipeline * p.Tensor * p.AttentionData
