@@ -16,11 +16,23 @@ import (
 // once nothing else of it can run.
 
 type agenticState struct {
-	dependents [][]int32    // per global request: global indices waiting for it
-	waiting    []int32      // per global request: dependencies not yet completed
-	readyAt    []vtime.Time // per global request: latest dependency completion
-	open       []int32      // per play: requests neither terminal nor unreachable
+	dependents [][]agenticEdge // per global request: requests waiting for its completion
+	onDispatch [][]agenticEdge // per global request: requests waiting for its dispatch (weka)
+	waiting    []int32         // per global request: dependencies not yet met; released = -2
+	readyAt    []vtime.Time    // per global request: latest dependency release
+	open       []int32         // per play: requests neither terminal nor unreachable
 }
+
+// An agenticEdge is one dependency seen from the request it releases:
+// to (a global index) is ready delay (unscaled) after the trigger.
+type agenticEdge struct {
+	to    int32
+	delay vtime.Time
+}
+
+// released marks a request whose dependencies are all met (it is, or
+// was, in the arrivals heap): nothing can make it unreachable any more.
+const released = -2
 
 // checkAgentic rejects the agentic controls kvsim does not model yet.
 func checkAgentic(cfg *config.Config) error {
@@ -38,8 +50,8 @@ func checkAgentic(cfg *config.Config) error {
 
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
-	a := &agenticState{dependents: make([][]int32, n), waiting: make([]int32, n), readyAt: make([]vtime.Time, n),
-		open: make([]int32, len(e.wl.Sessions))}
+	a := &agenticState{dependents: make([][]agenticEdge, n), onDispatch: make([][]agenticEdge, n),
+		waiting: make([]int32, n), readyAt: make([]vtime.Time, n), open: make([]int32, len(e.wl.Sessions))}
 	for s := range e.wl.Sessions {
 		ws := &e.wl.Sessions[s]
 		first := e.sessions[s].first
@@ -47,8 +59,19 @@ func (e *Engine) initAgentic() {
 		for t := range ws.Turns {
 			i := first + t
 			a.waiting[i] = int32(len(ws.Turns[t].Deps))
-			for _, d := range ws.Turns[t].Deps {
-				a.dependents[first+int(d)] = append(a.dependents[first+int(d)], int32(i))
+			tu := &ws.Turns[t]
+			for j, d := range tu.Deps {
+				ed, from := agenticEdge{to: int32(i)}, first+int(d)
+				switch {
+				case ws.Edges == nil:
+					a.dependents[from] = append(a.dependents[from], ed)
+				case ws.Edges[t][j].OnDispatch:
+					ed.delay = ws.Edges[t][j].DelayMs
+					a.onDispatch[from] = append(a.onDispatch[from], ed)
+				default:
+					ed.delay = ws.Edges[t][j].DelayMs
+					a.dependents[from] = append(a.dependents[from], ed)
+				}
 			}
 		}
 	}
@@ -74,15 +97,7 @@ func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) 
 	i := first + int(r.Turn)
 	a.open[s]--
 	if completed {
-		for _, d := range a.dependents[i] {
-			a.waiting[d]--
-			a.readyAt[d] = max(a.readyAt[d], at)
-			if a.waiting[d] == 0 {
-				tu := &e.wl.Sessions[s].Turns[int(d)-first]
-				e.arrivals.push(arrival{at: a.readyAt[d] + e.driver.Delay(tu.DelayMs+tu.ToolWaitMs),
-					session: int32(s), turn: d - int32(first)})
-			}
-		}
+		e.release(a.dependents[i], s, at)
 	} else {
 		e.unreachable(i, s)
 	}
@@ -91,15 +106,48 @@ func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) 
 	}
 }
 
+// release meets one dependency of each edge's request, triggered at at;
+// a request whose dependencies are all met becomes an arrival at its
+// latest release plus its own delay and tool wait (agentic_mooncake; weka
+// edges carry their delays instead).
+func (e *Engine) release(edges []agenticEdge, s int, at vtime.Time) {
+	a := e.agentic
+	first := e.sessions[s].first
+	for _, ed := range edges {
+		d := ed.to
+		if a.waiting[d] < 0 {
+			continue
+		}
+		a.waiting[d]--
+		a.readyAt[d] = max(a.readyAt[d], at+e.driver.Delay(ed.delay))
+		if a.waiting[d] == 0 {
+			a.waiting[d] = released
+			tu := &e.wl.Sessions[s].Turns[int(d)-first]
+			e.arrivals.push(arrival{at: a.readyAt[d] + e.driver.Delay(tu.DelayMs+tu.ToolWaitMs),
+				session: int32(s), turn: d - int32(first)})
+		}
+	}
+}
+
+// agenticDispatched releases the requests that wait for request i's
+// dispatch (weka spawns and anchors).
+func (e *Engine) agenticDispatched(i, s int, at vtime.Time) {
+	if edges := e.agentic.onDispatch[i]; len(edges) > 0 {
+		e.release(edges, s, at)
+	}
+}
+
 // unreachable marks the dependents of request i, transitively, as never
 // issued.
 func (e *Engine) unreachable(i, s int) {
 	a := e.agentic
-	for _, d := range a.dependents[i] {
-		if a.waiting[d] >= 0 {
-			a.waiting[d] = -1
-			a.open[s]--
-			e.unreachable(int(d), s)
+	for _, list := range [2][]agenticEdge{a.dependents[i], a.onDispatch[i]} {
+		for _, ed := range list {
+			if d := ed.to; a.waiting[d] >= 0 {
+				a.waiting[d] = -1
+				a.open[s]--
+				e.unreachable(int(d), s)
+			}
 		}
 	}
 }

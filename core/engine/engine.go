@@ -892,6 +892,9 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
+	if e.agentic != nil {
+		defer e.agenticDispatched(s.first+int(turn), int(sIdx), now)
+	}
 
 	var tg placement.Target
 	pool := "agg"

@@ -25,6 +25,11 @@ type Workload struct {
 	// carried a timestamp (informational; arrivals are already normalised).
 	HasTimestamps bool
 	Rows          int // number of turns in all sessions
+	// BlockSize is the block size a weka corpus embeds (0 for other formats).
+	BlockSize int
+	// NestedTimestampBasis is the weka basis used for subagent requests
+	// (absolute, relative or not_applicable; "" for other formats).
+	NestedTimestampBasis string
 }
 
 // GeneratedTokenBase is the first token id the engine may use for
@@ -41,6 +46,12 @@ type Session struct {
 	// For a play it is the earliest ArrivalMs of its roots.
 	ArrivalMs vtime.Time
 	Turns     []Turn
+	// Edges, when not nil (weka), gives each turn's Deps their own trigger
+	// and delay (Edges[t][j] for Turns[t].Deps[j]); DelayMs and ToolWaitMs
+	// are then 0. When nil, every dependency triggers on completion and the
+	// wait is DelayMs + ToolWaitMs after the last of them. (Kept out of Turn,
+	// whose size the memory estimate counts per request.)
+	Edges [][]Edge
 }
 
 // A Turn is one request's worth of input.
@@ -69,4 +80,11 @@ type Turn struct {
 	ArrivalMs vtime.Time
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int
+}
+
+// An Edge says when one dependency releases its dependent: DelayMs after
+// the dependency completes or, with OnDispatch, after it is dispatched.
+type Edge struct {
+	DelayMs    vtime.Time
+	OnDispatch bool
 }

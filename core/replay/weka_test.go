@@ -1,0 +1,215 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/vtime"
+)
+
+// agentxTurns is the authored data of ai-dynamo/dynamo
+// components/src/dynamo/replay/tests/test_agentx_g2.py (_trace): fill G1,
+// evict its prefix, then request that prefix again.
+var agentxTurns = []struct {
+	id     string
+	ms     int
+	hashes []int
+}{
+	{"seed", 0, []int{1, 2, 3}},
+	{"pressure", 100, []int{11, 12, 13}},
+	{"restore", 200, []int{1, 2, 3}},
+	{"finish", 300, []int{21, 22, 23}},
+}
+
+// agentxTrace writes _trace's rows in one of its forms: weka (one session
+// object, every request top-level), or mooncake / mooncake-delta (distinct
+// sessions, so the delta prompts stay independent).
+func agentxTrace(format string) string {
+	var b strings.Builder
+	if format == "weka" {
+		var reqs []string
+		for _, tu := range agentxTurns {
+			h, _ := json.Marshal(tu.hashes)
+			reqs = append(reqs, fmt.Sprintf(`{"t":%g,"type":"s","model":"target-model","in":9,"out":1,"hash_ids":%s,"api_time":0.002}`,
+				float64(tu.ms)/1000, h))
+		}
+		fmt.Fprintf(&b, `{"id":"host-restore","models":["target-model"],"block_size":4,"hash_id_scope":"local","requests":[%s]}`+"\n",
+			strings.Join(reqs, ","))
+		return b.String()
+	}
+	for _, tu := range agentxTurns {
+		h, _ := json.Marshal(tu.hashes)
+		fmt.Fprintf(&b, `{"request_id":%q,"session_id":%q,"timestamp":%d,"input_length":9,"output_length":1,"hash_ids":%s}`+"\n",
+			tu.id, tu.id, tu.ms, h)
+	}
+	return b.String()
+}
+
+// agentxConfig is _spec: one aggregated vLLM worker, block size 4, G1 of 3
+// blocks, one sequence, 16 batched tokens, 250,000 bytes per token, fixed
+// timing (prefill 2 ms, decode 1 ms) and, unless scope is "", a G2 of 8
+// blocks at 1 GB/s each way. Weka runs with one lane and the absolute basis.
+func agentxConfig(format, scope string) string {
+	src := fmt.Sprintf("{type: trace, format: %s, paths: [t.jsonl], block_size: 4}", format)
+	load := "{type: trace_timestamps}"
+	if format == "weka" {
+		src = "{type: trace, format: weka, paths: [t.jsonl], block_size: 4, nested_timestamp_basis: absolute}"
+		load = "{type: trace_timestamps, agentic_lanes: 1}"
+	}
+	g2 := ""
+	if scope != "" {
+		g2 = fmt.Sprintf("\n        host_offload: {num_host_blocks: 8, scope: %s, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1}", scope)
+	}
+	return fmt.Sprintf(`traffic:
+  source: %s
+  load: %s
+engine:
+  mode: aggregated
+  model: tiny
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 2048
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1, attention_data: 1}
+      scheduler: {max_batched_tokens: 16, max_sequences: 1}
+      kv_cache:
+        block_size: 4
+        prefix_caching: true
+        bytes_per_token: 250000
+        capacity: {type: fixed, blocks: 3}%s
+      timing: {type: fixed, prefill_ms: 2, decode_ms: 1}
+`, src, load, g2)
+}
+
+// runText runs a config text over one trace text (the invariant checker on
+// every pass).
+func runText(t *testing.T, cfgText, traceText string, sets ...string) *Result {
+	t.Helper()
+	cfg, err := config.Parse("c.yaml", ".", []byte(cfgText), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := Workload(cfg, func(string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(traceText)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunWith(cfg, wl, engine.Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// hostHits are the records whose first admission reused G2 tokens.
+func hostHits(res *Result) []int {
+	var out []int
+	for i, r := range res.Records {
+		if r.FirstHost > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkRestore applies the published expectations of one G2 run: 4
+// completed, 28 prefill tokens committed, one request restoring 8 host
+// tokens and no G1 tokens, admitted wait ms after arriving (the H2D copy of
+// two blocks of 4 × 250,000 bytes), first token 2 ms (one prefill pass)
+// later.
+func checkRestore(t *testing.T, res *Result, wait vtime.Time) {
+	t.Helper()
+	if got := res.Summary.CompletedRequests; got != 4 {
+		t.Errorf("completed %d; want 4", got)
+	}
+	if got := res.Summary.CommittedPrefillTokens; got != 28 {
+		t.Errorf("committed prefill %d; want 28", got)
+	}
+	hits := hostHits(res)
+	if len(hits) != 1 {
+		t.Fatalf("host hits %v; want one", hits)
+	}
+	h := res.Records[hits[0]]
+	if h.FirstHost != 8 || h.FirstG1 != 0 {
+		t.Errorf("%s reused host %d, G1 %d; want 8 and 0", h.RequestID, h.FirstHost, h.FirstG1)
+	}
+	if got := h.FirstAdmitMs - h.ArrivalMs; !near(got, wait) {
+		t.Errorf("%s admitted %v ms after arrival; want %v", h.RequestID, got, wait)
+	}
+	if got := h.FirstTokenMs - h.ArrivalMs; !near(got, wait+2) {
+		t.Errorf("%s TTFT %v ms; want %v", h.RequestID, got, wait+2)
+	}
+}
+
+func near(a, b vtime.Time) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestAgentxRestoresG2AndMeasuresH2D re-expresses dynamo's
+// test_agentx_g2.py::test_existing_api_restores_g2_and_measures_h2d over the
+// weka, mooncake and mooncake-delta forms (kvsim has no dynamo format) and
+// both scopes: fast (1 GB/s, 2 ms wait) and slow (0.1 GB/s, 20 ms wait)
+// H2D both restore the evicted prefix; without G2 nothing is restored and
+// more prefill is committed.
+func TestAgentxRestoresG2AndMeasuresH2D(t *testing.T) {
+	const h2d = "engine.workers.aggregated.kv_cache.host_offload.h2d_bandwidth_gbps=0.1"
+	for _, format := range []string{"weka", "mooncake", "mooncake-delta"} {
+		for _, scope := range []string{"dp_rank_local", "cluster_shared"} {
+			t.Run(format+"/"+scope, func(t *testing.T) {
+				text := agentxTrace(format)
+				fast := runText(t, agentxConfig(format, scope), text)
+				checkRestore(t, fast, 2)
+				checkRestore(t, runText(t, agentxConfig(format, scope), text, h2d), 20)
+				if scope == "cluster_shared" {
+					if d := fast.Summary.Domains; len(d) != 1 || d[0].CapacityBlocks != 8 {
+						t.Errorf("g2 domains %+v; want one of 8 blocks", d)
+					}
+				}
+				hbm := runText(t, agentxConfig(format, ""), text)
+				if hbm.Summary.CompletedRequests != 4 || len(hostHits(hbm)) != 0 ||
+					hbm.Summary.CommittedPrefillTokens <= fast.Summary.CommittedPrefillTokens {
+					t.Errorf("HBM only: completed %d, host hits %v, committed %d; want 4, none, more than %d",
+						hbm.Summary.CompletedRequests, hostHits(hbm), hbm.Summary.CommittedPrefillTokens,
+						fast.Summary.CommittedPrefillTokens)
+				}
+			})
+		}
+	}
+}
+
+// TestAgentxParentResumesFromG2 re-expresses dynamo's
+// test_agentx_g2.py::test_parent_resumes_from_g2_after_child_and_join on
+// aisimulate's public fixture (core/trace/testdata/weka-g2-restore.jsonl,
+// the same play with the pressure request inside a subagent): the child
+// ends before the parent's next request arrives, and that request restores
+// the parent's 8 tokens from G2.
+func TestAgentxParentResumesFromG2(t *testing.T) {
+	data, err := os.ReadFile("../trace/testdata/weka-g2-restore.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{"dp_rank_local", "cluster_shared"} {
+		t.Run(scope, func(t *testing.T) {
+			res := runText(t, agentxConfig("weka", scope), string(data))
+			checkRestore(t, res, 2)
+			byID := map[string]int{}
+			for i, r := range res.Records {
+				byID[r.RequestID] = i
+			}
+			child := res.Records[byID["g2-parent-resume:outer:1:inner:0"]]
+			hit := res.Records[hostHits(res)[0]]
+			if hit.RequestID != "g2-parent-resume:outer:2" {
+				t.Errorf("host hit on %s; want the parent's outer:2", hit.RequestID)
+			}
+			if child.TerminalMs > hit.ArrivalMs {
+				t.Errorf("child ends at %v after the parent resumes at %v", child.TerminalMs, hit.ArrivalMs)
+			}
+		})
+	}
+}
