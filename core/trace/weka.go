@@ -202,7 +202,7 @@ func (d *wekaDecoder) models(obj *jval, path string) ([]string, *Error) {
 	if v.kind != jArray {
 		return nil, d.errAt(v, path, "expected an array of model names, got "+v.kind.String())
 	}
-	out := []string{}
+	var out []string // an empty declaration checks nothing, as in aisimulate
 	for i, m := range v.arr {
 		if m.kind != jString || strings.TrimSpace(m.str) == "" {
 			return nil, d.errAt(m, elemField(path, i), "expected a nonempty model name")
@@ -393,6 +393,16 @@ func readWeka(name string, data []byte, opt Options) (*Workload, error) {
 		s, err := lowerWeka(d, tr, i, basis, ids)
 		if err != nil {
 			return nil, err
+		}
+		deps := make([][]int32, len(s.Turns))
+		for j := range s.Turns {
+			deps[j] = s.Turns[j].Deps
+		}
+		if cyc := findCycle(deps); cyc != nil {
+			// Possible only within the 1 µs tolerances of seams and
+			// barriers; aisimulate's graph validation rejects it too.
+			return nil, d.errAt(tr.v, "requests", fmt.Sprintf("the lowered play has a dependency cycle through %s",
+				s.Turns[cyc[0]].RequestID))
 		}
 		w.Sessions = append(w.Sessions, s)
 		w.Rows += len(s.Turns)
