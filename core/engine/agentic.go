@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -38,8 +39,6 @@ const released = -2
 func checkAgentic(cfg *config.Config) error {
 	l := cfg.Traffic.Load
 	switch {
-	case l.AgenticSnapshot != nil:
-		return cfg.Refuse("traffic.load.agentic_snapshot", "not supported yet: seeded snapshots of agentic plays")
 	case l.AgenticWarmup:
 		return cfg.Refuse("traffic.load.agentic_warmup", "not supported yet: agentic warmup (it also needs agentic_snapshot)")
 	case l.AgenticProfile != nil:
@@ -47,6 +46,24 @@ func checkAgentic(cfg *config.Config) error {
 	}
 	return nil
 }
+
+// snapshot replaces an agentic workload by its snapshot plays when
+// agentic_snapshot is set (trace.Snapshot; docs/model/agentic.md
+// ("Snapshot")).
+func snapshot(cfg *config.Config, wl *trace.Workload) (*trace.Workload, []trace.Cut, error) {
+	l := cfg.Traffic.Load
+	if l.AgenticSnapshot == nil {
+		return wl, nil, nil
+	}
+	snap, cuts, err := trace.Snapshot(wl, l.AgenticLanes, l.AgenticSnapshot.Seed)
+	if err != nil {
+		return nil, nil, cfg.Refuse("traffic.load.agentic_snapshot", err.Error())
+	}
+	return snap, cuts, nil
+}
+
+// Snapshots returns each lane's snapshot cut (nil without agentic_snapshot).
+func (e *Engine) Snapshots() []trace.Cut { return e.cuts }
 
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
@@ -78,13 +95,18 @@ func (e *Engine) initAgentic() {
 	e.agentic = a
 }
 
-// startPlay makes a play's roots ready, keeping their relative arrivals.
+// startPlay makes a play's roots ready, keeping their relative arrivals,
+// and gates its other requests at their not-before offsets (weka).
 func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
+	first := e.sessions[s].first
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
-		if len(tu.Deps) == 0 {
+		switch {
+		case len(tu.Deps) == 0:
 			e.arrivals.push(arrival{at: at + e.driver.Delay(tu.ArrivalMs-ws.ArrivalMs), session: int32(s), turn: int32(t)})
+		case tu.ArrivalMs > ws.ArrivalMs:
+			e.agentic.readyAt[first+t] = at + e.driver.Delay(tu.ArrivalMs-ws.ArrivalMs)
 		}
 	}
 }

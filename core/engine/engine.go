@@ -168,6 +168,7 @@ type Engine struct {
 	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
 	agentic *agenticState // nil unless the workload is agentic
+	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -182,7 +183,17 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	if len(roles) == 0 {
 		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
+	var cuts []trace.Cut
+	if wl.Agentic {
+		if err := checkAgentic(cfg); err != nil {
+			return nil, err
+		}
+		var err error
+		if wl, cuts, err = snapshot(cfg, wl); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
@@ -284,9 +295,6 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
 	}
 	if wl.Agentic {
-		if err := checkAgentic(cfg); err != nil {
-			return nil, err
-		}
 		e.initAgentic()
 	}
 	e.driver = e.newDriver()

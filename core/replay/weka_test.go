@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -211,5 +213,47 @@ func TestAgentxParentResumesFromG2(t *testing.T) {
 				t.Errorf("child ends at %v after the parent resumes at %v", child.TerminalMs, hit.ArrivalMs)
 			}
 		})
+	}
+}
+
+// snapshotSeed is a seed whose kvsim cut of the _trace play falls in
+// (2, 100) ms, where dynamo's test_snapshot_warmup_waits_for_g2_and_retains_cache
+// finds seed 5's: kvsim draws its cuts from its own generator
+// (docs/model/agentic.md ("Snapshot")), so the seeds differ, not the case.
+const snapshotSeed = 23
+
+func snapshotSets(extra ...string) []string {
+	return append([]string{fmt.Sprintf("traffic.load.agentic_snapshot={seed: %d}", snapshotSeed)}, extra...)
+}
+
+// TestAgentxSnapshotCold re-expresses the cold half of dynamo's
+// test_agentx_g2.py::test_snapshot_warmup_waits_for_g2_and_retains_cache:
+// the cut lies in (2, 100) ms, so the seed request is history and the
+// three others run, all computing their whole prompts (27 tokens): with
+// cold caches nothing holds the seed's prefix, with or without G2. The cut
+// is the same on every run of the seed.
+func TestAgentxSnapshotCold(t *testing.T) {
+	text := agentxTrace("weka")
+	var first []trace.Cut
+	for _, scope := range []string{"", "dp_rank_local", "cluster_shared"} {
+		res := runText(t, agentxConfig("weka", scope), text, snapshotSets()...)
+		cuts := res.Engine.Snapshots()
+		if len(cuts) != 1 || cuts[0].TStarMs <= 2 || cuts[0].TStarMs >= 100 || cuts[0].History != 1 {
+			t.Fatalf("scope %q: cuts %+v; want one in (2, 100) ms with one historical request", scope, cuts)
+		}
+		if first == nil {
+			first = cuts
+		} else if !reflect.DeepEqual(cuts, first) {
+			t.Errorf("scope %q: cuts %+v differ from %+v", scope, cuts, first)
+		}
+		if got := res.Summary.CompletedRequests; got != 3 {
+			t.Errorf("scope %q: completed %d; want 3", scope, got)
+		}
+		if got := res.Summary.CommittedPrefillTokens; got != 27 {
+			t.Errorf("scope %q: committed prefill %d; want 27", scope, got)
+		}
+		if hits := hostHits(res); len(hits) != 0 {
+			t.Errorf("scope %q: host hits %v on a cold run", scope, hits)
+		}
 	}
 }

@@ -52,6 +52,12 @@ type Session struct {
 	// wait is DelayMs + ToolWaitMs after the last of them. (Kept out of Turn,
 	// whose size the memory estimate counts per request.)
 	Edges [][]Edge
+	// APIMs, when not nil (weka), is each turn's recorded service time
+	// (api_time): its recorded interval is [ArrivalMs, ArrivalMs+APIMs].
+	APIMs []vtime.Time
+	// Conv, when not nil (weka), is each turn's conversation (its stream)
+	// within the play; nil means the play is one conversation.
+	Conv []int32
 }
 
 // A Turn is one request's worth of input.
@@ -76,7 +82,9 @@ type Turn struct {
 	// ToolWaitMs is extra agentic wait (tool execution) added to DelayMs.
 	ToolWaitMs vtime.Time
 	// ArrivalMs is an agentic root's arrival, normalised like sessions'
-	// (the earliest root of the file is at 0); 0 for every other turn.
+	// (the earliest root of the file is at 0). For any other agentic turn
+	// it is a not-before gate from the play's start (weka: its recorded
+	// start; agentic_mooncake: 0); 0 for non-agentic turns.
 	ArrivalMs vtime.Time
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/kvsim/kvsim/core/vtime"
 )
 
 // Lowering of one weka session into a play, step by step as aisimulate's
@@ -523,7 +525,14 @@ func buildWekaPlay(tr *wekaTrace, play int, streams []*wekaStream, joins []wekaJ
 	for i, r := range all {
 		index[r.sourceID] = int32(i)
 	}
-	s := Session{ID: tr.id, Turns: make([]Turn, len(all)), Edges: make([][]Edge, len(all))}
+	s := Session{ID: tr.id, Turns: make([]Turn, len(all)), Edges: make([][]Edge, len(all)),
+		APIMs: make([]vtime.Time, len(all)), Conv: make([]int32, len(all))}
+	conv := map[string]int32{}
+	for k, st := range streams {
+		for _, r := range st.reqs {
+			conv[r.sourceID] = int32(k)
+		}
+	}
 	for i, r := range all {
 		t := &s.Turns[i]
 		t.RequestID = tr.id + ":" + r.sourceID
@@ -534,9 +543,11 @@ func buildWekaPlay(tr *wekaTrace, play int, streams []*wekaStream, joins []wekaJ
 			t.Deps = append(t.Deps, index[dep.from])
 			s.Edges[i] = append(s.Edges[i], Edge{DelayMs: wekaMs(dep.delay), OnDispatch: dep.onDispatch})
 		}
-		if len(t.Deps) == 0 {
-			t.ArrivalMs = wekaMs(r.t - rootTime)
-		}
+		// Every request keeps its recorded start as a not-before gate
+		// (aisimulate's not_before_ms); a root arrives at it.
+		t.ArrivalMs = wekaMs(r.t - rootTime)
+		s.APIMs[i] = wekaMs(r.apiTime)
+		s.Conv[i] = conv[r.sourceID]
 	}
 	return s
 }
