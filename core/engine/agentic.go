@@ -39,8 +39,6 @@ const released = -2
 func checkAgentic(cfg *config.Config) error {
 	l := cfg.Traffic.Load
 	switch {
-	case l.AgenticWarmup:
-		return cfg.Refuse("traffic.load.agentic_warmup", "not supported yet: agentic warmup (it also needs agentic_snapshot)")
 	case l.AgenticProfile != nil:
 		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: continuous agentic profiles")
 	}
@@ -118,12 +116,19 @@ func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) 
 	first := e.sessions[s].first
 	i := first + int(r.Turn)
 	a.open[s]--
+	if e.preparation(s) {
+		e.prepDone(s, int(r.Turn), completed)
+	}
 	if completed {
 		e.release(a.dependents[i], s, at)
 	} else {
 		e.unreachable(i, s)
 	}
-	if a.open[s] == 0 {
+	switch {
+	case a.open[s] > 0:
+	case e.preparation(s):
+		e.prepPlayDone(at)
+	default:
 		e.driver.SessionDone(at, e.startSession)
 	}
 }

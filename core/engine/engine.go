@@ -169,6 +169,7 @@ type Engine struct {
 
 	agentic *agenticState // nil unless the workload is agentic
 	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
+	warm    *warmupState  // agentic_warmup, else nil
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -188,9 +189,13 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		if err := checkAgentic(cfg); err != nil {
 			return nil, err
 		}
+		src := wl
 		var err error
 		if wl, cuts, err = snapshot(cfg, wl); err != nil {
 			return nil, err
+		}
+		if cfg.Traffic.Load.AgenticWarmup {
+			wl = withPreparation(wl, src, cuts)
 		}
 	}
 	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts,
@@ -296,6 +301,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	if wl.Agentic {
 		e.initAgentic()
+		if cfg.Traffic.Load.AgenticWarmup {
+			e.initWarmup(len(cuts))
+		}
 	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
@@ -309,6 +317,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 func (e *Engine) newDriver() *load.Driver {
 	l := e.cfg.Traffic.Load
 	n := len(e.wl.Sessions)
+	if e.warm != nil {
+		n = e.warm.plays // the preparation plays start on their own
+	}
 	if e.wl.Agentic && l.AgenticLanes > 0 {
 		return load.NewClosedScaled(n, l.AgenticLanes, l.Speedup)
 	}
@@ -458,7 +469,11 @@ func (e *Engine) Run() error {
 func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 	if !e.started {
 		e.started = true
-		e.driver.Start(e.startSession)
+		if e.warm != nil {
+			e.startWarmup()
+		} else {
+			e.driver.Start(e.startSession)
+		}
 	}
 	total := len(e.reqs)
 	for {
@@ -467,7 +482,10 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 			t = late // nothing else comes before the end, until or the cutoff
 		}
 		if t == vtime.Never {
-			return false, e.stalled()
+			if err := e.stalled(); err != nil {
+				return false, err
+			}
+			return false, e.barrierNeverOpened()
 		}
 		if t > e.cutoff {
 			return false, nil
@@ -479,6 +497,9 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		e.settle()
 		if e.checkErr != nil {
 			return false, e.checkErr
+		}
+		if err := e.maybeOpenBarrier(); err != nil {
+			return false, err
 		}
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
@@ -516,6 +537,7 @@ func (e *Engine) Finish() error {
 	if e.opts.Observer != nil {
 		e.opts.Observer.Finish(e)
 	}
+	e.finishWarmup()
 	return nil
 }
 

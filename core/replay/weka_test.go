@@ -257,3 +257,115 @@ func TestAgentxSnapshotCold(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentxSnapshotWarmup re-expresses dynamo's
+// test_agentx_g2.py::test_snapshot_warmup_waits_for_g2_and_retains_cache.
+// With G2, D2H runs at 0.01 GB/s: the primer's two full blocks (2 MB) take
+// 200 ms to copy after the primer's 2 ms pass, longer than the ten 2 ms
+// warmup passes, so the barrier opens at 202 ms, after the last
+// preparation request (22 ms). The cuts are the cold run's; the warm run
+// completes the same 3 requests, and with G2 the restore request finds the
+// primed prefix in G2 (8 tokens: 19 committed instead of the cold 27);
+// without G2, G1 (3 blocks) loses it to the pressure request and 27 are
+// committed again. Every reported record is a profile request, timed from
+// the barrier.
+func TestAgentxSnapshotWarmup(t *testing.T) {
+	text := agentxTrace("weka")
+	const slowD2H = "engine.workers.aggregated.kv_cache.host_offload.d2h_bandwidth_gbps=0.01"
+	for _, scope := range []string{"", "dp_rank_local", "cluster_shared"} {
+		t.Run("scope="+scope, func(t *testing.T) {
+			var sets []string
+			if scope != "" {
+				sets = append(sets, slowD2H)
+			}
+			cold := runText(t, agentxConfig("weka", scope), text, snapshotSets(sets...)...)
+			warm := runText(t, agentxConfig("weka", scope), text, snapshotSets(append(sets, "traffic.load.agentic_warmup=true")...)...)
+			if !reflect.DeepEqual(cold.Engine.Snapshots(), warm.Engine.Snapshots()) {
+				t.Errorf("cuts differ: cold %+v, warm %+v", cold.Engine.Snapshots(), warm.Engine.Snapshots())
+			}
+			if c, w := cold.Summary.CompletedRequests, warm.Summary.CompletedRequests; c != 3 || w != 3 {
+				t.Errorf("completed cold %d, warm %d; want 3 and 3", c, w)
+			}
+			wantPrefill, wantHost := int64(27), int64(0)
+			if scope != "" {
+				wantPrefill, wantHost = 19, 8
+			}
+			if got := warm.Summary.CommittedPrefillTokens; got != wantPrefill {
+				t.Errorf("warm committed prefill %d; want %d", got, wantPrefill)
+			}
+			if got := restored(warm); got != wantHost {
+				t.Errorf("warm host tokens %d; want %d", got, wantHost)
+			}
+			wu := warm.Engine.Warmup()
+			if len(wu.Lanes) != 1 || wu.Lanes[0].WarmupCompleted != 10 || wu.Lanes[0].Primers != 1 {
+				t.Fatalf("warmup lanes %+v; want one primer and 10 warmups", wu.Lanes)
+			}
+			t.Logf("barrier %v ms, last preparation request %v ms, lanes %+v", wu.ProfileStartMs, wu.QuiescentMs, wu.Lanes)
+			if wu.ProfileStartMs < wu.QuiescentMs {
+				t.Errorf("barrier %v before the last preparation request %v", wu.ProfileStartMs, wu.QuiescentMs)
+			}
+			if scope != "" && (!near(wu.ProfileStartMs, 202) || !(wu.ProfileStartMs > wu.QuiescentMs)) {
+				t.Errorf("barrier at %v (quiescent %v); want 202 ms, after the last request", wu.ProfileStartMs, wu.QuiescentMs)
+			}
+			for _, r := range warm.Records {
+				if strings.Contains(r.RequestID, "preparation") || r.ArrivalMs < 0 {
+					t.Errorf("record %s arriving at %v in the profile report", r.RequestID, r.ArrivalMs)
+				}
+			}
+		})
+	}
+}
+
+// pdConfig is agentxConfig's engine as one prefill and one decode worker
+// sharing a cluster_shared G2 (dynamo's _spec with disagg=True), over the
+// weka form with lanes.
+func pdConfig(lanes int) string {
+	return fmt.Sprintf(`traffic:
+  source: {type: trace, format: weka, paths: [t.jsonl], nested_timestamp_basis: absolute}
+  load: {type: trace_timestamps, agentic_lanes: %d}
+engine:
+  mode: disaggregated
+  model: tiny
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 2048
+  kv_transfer: {bytes_per_token: 250000, bandwidth_gb_per_second: 1}
+  workers:
+    prefill: &role
+      parallelism: {replicas: 1, tensor: 1, attention_data: 1}
+      scheduler: {max_batched_tokens: 16, max_sequences: 1}
+      kv_cache:
+        block_size: 4
+        prefix_caching: true
+        bytes_per_token: 250000
+        capacity: {type: fixed, blocks: 3}
+        host_offload: {num_host_blocks: 8, scope: cluster_shared, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1}
+      timing: {type: fixed, prefill_ms: 2, decode_ms: 1}
+    decode: *role
+`, lanes)
+}
+
+// Warmup counts ten warmup requests on every lane, aggregated and P/D, and
+// the cuts do not depend on warmup: two lanes over the one-play _trace
+// each run their own instance of the play (their own cache identities).
+func TestAgentxWarmupPerLane(t *testing.T) {
+	text := agentxTrace("weka")
+	agg := strings.Replace(agentxConfig("weka", "dp_rank_local"), "agentic_lanes: 1", "agentic_lanes: 2", 1)
+	for name, cfg := range map[string]string{"aggregated": agg, "pd": pdConfig(2)} {
+		t.Run(name, func(t *testing.T) {
+			cold := runText(t, cfg, text, snapshotSets()...)
+			warm := runText(t, cfg, text, snapshotSets("traffic.load.agentic_warmup=true")...)
+			if !reflect.DeepEqual(cold.Engine.Snapshots(), warm.Engine.Snapshots()) || len(warm.Engine.Snapshots()) != 2 {
+				t.Errorf("cuts: cold %+v, warm %+v", cold.Engine.Snapshots(), warm.Engine.Snapshots())
+			}
+			for l, lane := range warm.Engine.Warmup().Lanes {
+				if lane.WarmupCompleted != 10 {
+					t.Errorf("lane %d: %d warmup requests completed; want 10", l, lane.WarmupCompleted)
+				}
+			}
+			if c, w := cold.Summary.CompletedRequests, warm.Summary.CompletedRequests; c != w || c != len(warm.Records) {
+				t.Errorf("completed cold %d, warm %d of %d records", c, w, len(warm.Records))
+			}
+		})
+	}
+}

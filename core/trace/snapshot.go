@@ -29,6 +29,9 @@ type Cut struct {
 	// Primers are, per live conversation with history, its last historical
 	// request (turn indices in the source play, in conversation order).
 	Primers []int
+	// Earliest is the live request of earliest recorded start (ties: the
+	// first in the play), or -1 when nothing is live.
+	Earliest int
 }
 
 // snapshotStream separates the cut draws of a seed from other PCG users.
@@ -93,7 +96,7 @@ func snapshotPlay(src *Session, lane int, u float64, offset uint32) (Session, Cu
 		first, last = min(first, st), max(last, st)
 	}
 	tStar := first + vtime.Time(0.25+0.5*u)*(last-first)
-	cut := Cut{TStarMs: tStar, FirstMs: first, LastMs: last}
+	cut := Cut{TStarMs: tStar, FirstMs: first, LastMs: last, Earliest: -1}
 	hist := make([]bool, n)
 	for t := range n {
 		st, _ := recorded(src, t)
@@ -113,6 +116,9 @@ func snapshotPlay(src *Session, lane int, u float64, offset uint32) (Session, Cu
 		}
 		cut.Live++
 		live[t] = int32(cut.Live)
+		if st, _ := recorded(src, t); cut.Earliest < 0 || st < src.Turns[cut.Earliest].ArrivalMs {
+			cut.Earliest = t
+		}
 	}
 	prefix := "lane" + strconv.Itoa(lane) + ":"
 	s := Session{ID: prefix + src.ID, Turns: make([]Turn, 0, cut.Live), Edges: make([][]Edge, 0, cut.Live)}
@@ -232,4 +238,59 @@ func topoRank(s *Session) []int {
 		}
 	}
 	return rank
+}
+
+// WarmupRequests is the number of warmup requests per lane
+// (docs/model/agentic.md ("Warmup")).
+const WarmupRequests = 10
+
+// Preparation returns each lane's preparation play for agentic_warmup: its
+// primers (the full input of each cut's primer request, one output token),
+// then WarmupRequests warmup requests of one output token that repeat the
+// primer inputs in order, or the earliest live request's input when the
+// lane has no primer; each request waits for the previous one's completion
+// with no delay. Content ids are the lane's instance ids (see Snapshot).
+// A lane with nothing live has no preparation.
+func Preparation(src *Workload, cuts []Cut) []Session {
+	out := make([]Session, len(cuts))
+	for l, c := range cuts {
+		play := &src.Sessions[c.Play]
+		inputs := c.Primers
+		if len(inputs) == 0 && c.Earliest >= 0 {
+			inputs = []int{c.Earliest}
+		}
+		s := Session{ID: "lane" + strconv.Itoa(l) + ":preparation"}
+		if len(inputs) > 0 {
+			n := len(c.Primers) + WarmupRequests
+			s.Turns, s.Edges = make([]Turn, n), make([][]Edge, n)
+			for k := range n {
+				from, kind, idx := inputs[0], "primer", k
+				if k < len(c.Primers) {
+					from = c.Primers[k]
+				} else {
+					idx = k - len(c.Primers)
+					from, kind = inputs[idx%len(inputs)], "warmup"
+				}
+				t := prepTurn(&play.Turns[from], uint32(l)*src.NumContentIDs)
+				t.RequestID = s.ID + ":" + kind + ":" + strconv.Itoa(idx)
+				if k > 0 {
+					t.Deps, s.Edges[k] = []int32{int32(k - 1)}, []Edge{{}}
+				}
+				s.Turns[k] = t
+			}
+		}
+		out[l] = s
+	}
+	return out
+}
+
+// prepTurn is a preparation request repeating src's whole input with one
+// output token.
+func prepTurn(src *Turn, offset uint32) Turn {
+	t := Turn{RunLength: src.RunLength, ContentLength: src.ContentLength, OutputLength: 1, Line: src.Line,
+		Content: make([]uint32, len(src.Content))}
+	for k, c := range src.Content {
+		t.Content[k] = c + offset
+	}
+	return t
 }
