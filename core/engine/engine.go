@@ -170,6 +170,7 @@ type Engine struct {
 	agentic *agenticState // nil unless the workload is agentic
 	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
 	warm    *warmupState  // agentic_warmup, else nil
+	cancels []int32       // requests to cancel once their rank's pass ends
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -649,6 +650,9 @@ func (e *Engine) settle() {
 			}
 		}
 		changed = e.tickIdle(now) || changed
+		if len(e.cancels) > 0 {
+			changed = e.applyCancels(now) || changed
+		}
 		for _, w := range e.workers {
 			if w.canStart(now) {
 				e.startPass(w, now)
