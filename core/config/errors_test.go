@@ -134,18 +134,36 @@ traffic:
   load: {}
 engine: {}
 `, nil, `c.yaml:2:32: traffic.source.paths: expected a list with one path, got string "a.jsonl"`},
-	{"weka format", `
+	{"dynamo format", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: dynamo}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:51: traffic.source.format: trace format dynamo is not supported (supported: mooncake, mooncake-delta, agentic_mooncake, weka)`},
+	{"weka needs timestamps", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: weka}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: trace format weka is not supported (supported: mooncake, mooncake-delta, agentic_mooncake)`},
+`, nil, `c.yaml:3:9: traffic.load.type: weka traces require load type trace_timestamps`},
+	{"nested basis on mooncake", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], nested_timestamp_basis: absolute}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:67: traffic.source.nested_timestamp_basis: applies only to the weka format`},
+	{"unknown nested basis", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: weka, nested_timestamp_basis: sometimes}
+  load: {type: trace_timestamps}
+engine: {}
+`, nil, `c.yaml:2:81: traffic.source.nested_timestamp_basis: expected one of auto, absolute, relative, got "sometimes"`},
 	{"unknown format", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: csv}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, got "csv"`},
+`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, weka, got "csv"`},
 	{"trace with poisson", `
 traffic:
   source: {type: trace, paths: [a.jsonl]}
@@ -212,7 +230,7 @@ traffic:
   source: {type: trace, paths: [a.jsonl]}
   load: {type: trace_timestamps, agentic_lanes: 2}
 engine: {}
-`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic_mooncake trace`},
+`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic trace (agentic_mooncake or weka)`},
 	{"snapshot without lanes", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: agentic_mooncake}

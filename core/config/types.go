@@ -36,7 +36,11 @@ const (
 	FormatMooncake        = "mooncake"
 	FormatMooncakeDelta   = "mooncake-delta"
 	FormatAgenticMooncake = "agentic_mooncake"
+	FormatWeka            = "weka"
 )
+
+// Agentic reports whether a trace format is made of agentic plays.
+func Agentic(format string) bool { return format == FormatAgenticMooncake || format == FormatWeka }
 
 // A Source describes the request population.
 type Source struct {
@@ -55,7 +59,9 @@ type Source struct {
 	// trace
 	Paths     []string // as written in the config (resolve against Config.Dir)
 	Format    string
-	BlockSize int // tokens per trace hash block
+	BlockSize int // tokens per trace hash block; weka: 0 = the corpus's own
+	// NestedTimestampBasis is weka's auto, absolute or relative.
+	NestedTimestampBasis string
 }
 
 // Session is the synthetic-session shape.

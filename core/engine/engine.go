@@ -170,6 +170,9 @@ type Engine struct {
 	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
 	agentic *agenticState // nil unless the workload is agentic
+	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
+	warm    *warmupState  // agentic_warmup, else nil
+	cancels []int32       // requests to cancel once their rank's pass ends
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -184,7 +187,21 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	if len(roles) == 0 {
 		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
+	var cuts []trace.Cut
+	if wl.Agentic {
+		if err := checkAgentic(cfg); err != nil {
+			return nil, err
+		}
+		src := wl
+		var err error
+		if wl, cuts, err = snapshot(cfg, wl); err != nil {
+			return nil, err
+		}
+		if cfg.Traffic.Load.AgenticWarmup {
+			wl = withPreparation(wl, src, cuts)
+		}
+	}
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
@@ -294,10 +311,10 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		}
 	}
 	if wl.Agentic {
-		if err := checkAgentic(cfg); err != nil {
-			return nil, err
-		}
 		e.initAgentic()
+		if cfg.Traffic.Load.AgenticWarmup {
+			e.initWarmup(len(cuts))
+		}
 	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
@@ -311,6 +328,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 func (e *Engine) newDriver() *load.Driver {
 	l := e.cfg.Traffic.Load
 	n := len(e.wl.Sessions)
+	if e.warm != nil {
+		n = e.warm.plays // the preparation plays start on their own
+	}
 	if e.wl.Agentic && l.AgenticLanes > 0 {
 		return load.NewClosedScaled(n, l.AgenticLanes, l.Speedup)
 	}
@@ -460,7 +480,11 @@ func (e *Engine) Run() error {
 func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 	if !e.started {
 		e.started = true
-		e.driver.Start(e.startSession)
+		if e.warm != nil {
+			e.startWarmup()
+		} else {
+			e.driver.Start(e.startSession)
+		}
 	}
 	total := len(e.reqs)
 	for {
@@ -469,7 +493,10 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 			t = late // nothing else comes before the end, until or the cutoff
 		}
 		if t == vtime.Never {
-			return false, e.stalled()
+			if err := e.stalled(); err != nil {
+				return false, err
+			}
+			return false, e.barrierNeverOpened()
 		}
 		if t > e.cutoff {
 			return false, nil
@@ -481,6 +508,9 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		e.settle()
 		if e.checkErr != nil {
 			return false, e.checkErr
+		}
+		if err := e.maybeOpenBarrier(); err != nil {
+			return false, err
 		}
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
@@ -518,6 +548,7 @@ func (e *Engine) Finish() error {
 	if e.opts.Observer != nil {
 		e.opts.Observer.Finish(e)
 	}
+	e.finishWarmup()
 	return nil
 }
 
@@ -629,6 +660,9 @@ func (e *Engine) settle() {
 			}
 		}
 		changed = e.tickIdle(now) || changed
+		if len(e.cancels) > 0 {
+			changed = e.applyCancels(now) || changed
+		}
 		for _, w := range e.workers {
 			if w.canStart(now) {
 				e.startPass(w, now)
@@ -902,6 +936,9 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
+	if e.agentic != nil {
+		defer e.agenticDispatched(s.first+int(turn), int(sIdx), now)
+	}
 
 	var rk *Rank
 	var h report.Routing

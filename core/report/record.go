@@ -167,3 +167,18 @@ func (r *Request) EachGap(fn func(ms vtime.Time, count int)) {
 
 // Completed reports whether the request completed (and was admitted).
 func (r *Request) Completed() bool { return r.Status == StatusCompleted }
+
+// Shift makes every time of the record relative to origin (agentic
+// warmup's barrier); unset times stay unset.
+func (r *Request) Shift(origin vtime.Time) {
+	for _, t := range []*vtime.Time{&r.ArrivalMs, &r.DispatchedMs, &r.FirstAdmitMs, &r.TerminalMs, &r.FirstTokenMs,
+		&r.SecondTokenMs, &r.LastTokenMs, &r.PrefillAdmitMs, &r.SourceHeldMs, &r.DestinationReservedMs,
+		&r.DestinationActivatedMs, &r.DecodeAdmitMs, &r.SourceReleasedMs} {
+		if t.IsSet() {
+			*t -= origin
+		}
+	}
+	for i := range r.Admissions {
+		r.Admissions[i].AtMs -= origin
+	}
+}

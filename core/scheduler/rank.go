@@ -89,6 +89,7 @@ const (
 	EvPreempt
 	EvFinish
 	EvReject
+	EvCancel
 )
 
 // Event is one scheduler happening.

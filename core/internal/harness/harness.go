@@ -207,6 +207,8 @@ func (r *recorder) SchedulerEvent(ev scheduler.Event) {
 		x.What = "finish"
 	case scheduler.EvReject:
 		x.What = "reject"
+	case scheduler.EvCancel:
+		x.What = "cancel"
 	}
 	r.o.Ev = append(r.o.Ev, x)
 }
