@@ -35,6 +35,7 @@ import (
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/scheduler"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/transfer"
 	"github.com/kvsim/kvsim/core/vtime"
@@ -251,7 +252,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	slotArena := make([]int32, totalSlots)
 	admArena := make([]report.Admission, perReq*n)
 	routeArena := make([]report.Routing, perReq*n)
-	gapArena := make([]report.Gap, 2*n)
+	gapCap, gapTotal := e.gapCapacities(wl, n)
+	gapArena := make([]report.Gap, gapTotal)
+	gapValues := report.NewGapValues()
 	for s := range wl.Sessions {
 		ws := &wl.Sessions[s]
 		for t := range ws.Turns {
@@ -267,7 +270,8 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.RequestedOutput = ws.Turns[t].OutputLength
 			rec.Admissions = admArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.Routing = routeArena[perReq*i : perReq*i : perReq*(i+1)]
-			rec.SetGapBuffer(gapArena[2*i : 2*i : 2*i+2])
+			rec.SetGapBuffer(gapArena[:0:gapCap(i)], gapValues)
+			gapArena = gapArena[gapCap(i):]
 			e.Records[i] = rec
 			c := slotCap[i]
 			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),
@@ -356,6 +360,34 @@ func openRate(l config.Load) float64 {
 	return l.RequestsPerSecond
 }
 
+// maxGapRoom caps the gap runs a record has room for up front.
+const maxGapRoom = 1024
+
+// gapCapacities sizes each record's list of inter-token gap runs
+// (report.Request.Token): two with fixed pass times everywhere, whose gaps
+// take one or two values; with a modelled pass time nearly every gap is a
+// new value, so a record gets room for one run per output token (up to
+// maxGapRoom) from one allocation instead of regrowing its list.
+func (e *Engine) gapCapacities(wl *trace.Workload, n int) (func(i int) int, int) {
+	modelled := false
+	for _, r := range e.cfg.Roles() {
+		modelled = modelled || r.Timing.Kind != timing.Fixed
+	}
+	if !modelled {
+		return func(int) int { return 2 }, 2 * n
+	}
+	room := make([]int32, n)
+	total := 0
+	for s := range wl.Sessions {
+		for t, tu := range wl.Sessions[s].Turns {
+			c := min(max(tu.OutputLength, 2), maxGapRoom)
+			room[e.sessions[s].first+t] = int32(c)
+			total += c
+		}
+	}
+	return func(i int) int { return int(room[i]) }, total
+}
+
 // buildRole creates the workers, ranks, G1 pools and G2 domains of a role.
 func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) error {
 	kv := role.KVCache
@@ -365,6 +397,13 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
 		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
 		FIFOWaiters: e.opts.FIFOWaiters,
+	}
+	if t := role.Timing; t.Kind != timing.Fixed {
+		sc.Timing = &timing.Model{Kind: t.Kind, Speedup: t.SpeedupRatio, DecodeSpeedup: t.DecodeSpeedupRatio,
+			KVTokens: int64(kv.CapacityBlocks) * int64(kv.BlockSize), Step: t.Step}
+		if err := sc.Timing.Validate(); err != nil {
+			return err
+		}
 	}
 	var rules connector.Rules
 	var shared *connector.Domain
