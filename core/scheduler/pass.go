@@ -282,10 +282,21 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	*budget -= n
 	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
 	pushScheduled(&k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
-	if k.Host != nil && k.Host.StoreDue(r, before, target) {
-		pushScheduled(&k.storeDue, Scheduled{Req: r, Before: before})
+	if !fromWaiting {
+		k.noteStoreDue(r, before)
 	}
 	return scheduled
+}
+
+// noteStoreDue lists r for this pass's store hook when it has something to
+// store. An admission asks only after the admission hook has moved the
+// store cursor (docs/model/g2.md ("Store hook")): a readmitted request's
+// cursor still stands where its preemption left it until then, and asking
+// earlier skipped the stores its readmission pass owes.
+func (k *Rank) noteStoreDue(r *request.Request, before int) {
+	if k.Host != nil && k.Host.StoreDue(r, before, r.Computed) {
+		pushScheduled(&k.storeDue, Scheduled{Req: r, Before: before})
+	}
 }
 
 // preemptLast preempts the last running request (vLLM's LIFO recompute
@@ -439,6 +450,7 @@ func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *boo
 	if k.Host != nil {
 		a.HasHost = true
 		a.G1, a.Host, _ = k.Host.Admitted(r, 0)
+		k.noteStoreDue(r, k.res.Scheduled[len(k.res.Scheduled)-1].Before)
 	}
 	k.res.Admissions = append(k.res.Admissions, a)
 	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission})
@@ -499,6 +511,7 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 	if k.Host != nil {
 		a.HasHost = true
 		a.G1, a.Host, a.First = k.Host.Admitted(r, cached)
+		k.noteStoreDue(r, cached)
 	} else {
 		a.First = !readmission
 	}
