@@ -701,9 +701,11 @@ func (a *Adapter) deliver(t *Transfer) {
 	}
 }
 
-// Cancel drops a waiting request's load (docs/model/g2.md ("Cancellation"))
-// and then runs the finish hook; the caller releases the request's own G1
-// blocks.
+// Cancel drops a rejected request's load and its lookup pins
+// (docs/model/g2.md ("Cancellation")); the caller releases the request's own
+// G1 blocks. Decision: a rejection is not a finish, so neither the finish
+// hook's store nor its re-rank runs: G2 order changes only as the profile's
+// lookup rule says.
 func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 	if ld := r.Host.Load; ld != nil {
 		a.pool.For(r.Index)
@@ -736,7 +738,9 @@ func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 		r.Host.Load = nil
 		a.wake = true
 	}
-	a.Finish(r, now)
+	if a.LookupPin {
+		a.releaseLookupPins(r)
+	}
 }
 
 func removeT(ts []*Transfer, t *Transfer) []*Transfer {
