@@ -354,7 +354,7 @@ func TestInspect(t *testing.T) {
 	if err := rec.Inspect(&out, 0, 3); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pass 3: start 200 ms", "h2d_submit #", "G1 (3 slots)", "G2 (4 of 8 blocks"} {
+	for _, want := range []string{"pass 3: start 200 ms", "h2d_submit restore #3", "G1 (3 slots)", "G2 (4 of 8 blocks"} {
 		if !bytes.Contains(out.Bytes(), []byte(want)) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
 		}

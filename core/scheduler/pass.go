@@ -349,7 +349,7 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			continue
 		}
 		if k.Cfg.ContextLength > 0 && r.PromptLen >= k.Cfg.ContextLength {
-			k.reject(r, fromConn, now, "prompt reaches the context length")
+			k.reject(r, fromConn, now, RejectContext)
 			continue
 		}
 		if !k.Cfg.ChunkedPrefill && r.PromptLen > k.Cfg.MaxBatchedTokens {
@@ -358,7 +358,7 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			// queue for good. vLLM refuses such a deployment at start-up
 			// (max_num_batched_tokens must cover max_model_len), so the
 			// nearest runnable vLLM rejects the prompt, as we do.
-			k.reject(r, fromConn, now, "prompt exceeds max_batched_tokens with chunked prefill off")
+			k.reject(r, fromConn, now, RejectBudget)
 			continue
 		}
 		known := r.Len() / bs
@@ -388,9 +388,9 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			// A fresh request that cannot fit is rejected (vLLM). Decision:
 			// so is a preempted one that has outgrown G1 while running: it
 			// could never be admitted again and would block the queue.
-			reason := "prompt exceeds the G1 capacity"
+			reason := RejectG1
 			if r.Status != request.Waiting {
-				reason = "preempted request outgrew the G1 capacity"
+				reason = RejectOutgrewG1
 			}
 			k.reject(r, fromConn, now, reason)
 			continue
@@ -408,11 +408,13 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			}
 		}
 		needed := knownBlocks - max(active, reserved)
-		available := k.Pool.Capacity() - k.Pool.NumInUse()
+		headroom := 0
 		if g2Hit {
-			available -= k.headroom()
+			headroom = k.headroom()
 		}
+		available := k.Pool.Capacity() - k.Pool.NumInUse() - headroom
 		if needed > available {
+			k.emit(Event{Kind: EvAdmissionWait, Req: r, At: now, Needed: needed, Available: available, Headroom: headroom})
 			return
 		}
 		if g2Hit {
@@ -453,7 +455,7 @@ func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *boo
 		k.noteStoreDue(r, k.res.Scheduled[len(k.res.Scheduled)-1].Before)
 	}
 	k.res.Admissions = append(k.res.Admissions, a)
-	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission})
+	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission, Handoff: true})
 	return scheduled
 }
 
