@@ -422,59 +422,123 @@ func appendCell(b []byte, state, flash byte, session, order, since, owner int32,
 	return b
 }
 
-// describeEvent is one line of the pass's event list.
+// describeEvent is one line of the pass's event list. The texts agree
+// with each other and with the report: a lookup that consumes a completed
+// load says so (its admission then reuses G2 tokens), a P/D handoff's
+// admission says its tokens came from the prefill worker, and every copy
+// names its request.
 func describeEvent(e record.Event) proto.EventLine {
-	l := proto.EventLine{Kind: e.Kind}
-	n := func(p *int) int {
-		if p == nil {
-			return 0
-		}
-		return *p
+	l := proto.EventLine{Kind: e.Kind, Request: e.Request, Text: eventText(e)}
+	return l
+}
+
+func intOf(p *int) int {
+	if p == nil {
+		return 0
 	}
-	blocks := func() string {
-		switch len(e.Blocks) {
-		case 0:
+	return *p
+}
+
+// blockList names a few blocks, or the first and last of many.
+func blockList(bs []string) string {
+	switch len(bs) {
+	case 0:
+		return ""
+	case 1, 2, 3:
+		return strings.Join(bs, ", ")
+	}
+	return bs[0] + " … " + bs[len(bs)-1] + " (" + itoa(len(bs)) + " blocks)"
+}
+
+func eventText(e record.Event) string {
+	n := intOf
+	blocks := func() string { return blockList(e.Blocks) }
+	of := func() string {
+		if e.Request == "" {
 			return ""
-		case 1, 2, 3:
-			return strings.Join(e.Blocks, ", ")
 		}
-		return e.Blocks[0] + " … " + e.Blocks[len(e.Blocks)-1] + " (" + itoa(len(e.Blocks)) + " blocks)"
+		return " for " + e.Request
 	}
 	switch e.Kind {
 	case "g1_evict":
-		l.Text = "G1 evicts " + e.Block + " from slot " + itoa(n(e.Slot))
+		return "G1 evicts " + e.Block + " from slot " + itoa(n(e.Slot))
 	case "g2_evict":
-		l.Text = "G2 evicts " + e.Block
+		return "G2 evicts " + e.Block
 	case "admit":
-		l.Text = e.Request + " admitted: " + itoa(n(e.Reused)) + " tokens reused (G1 " + itoa(n(e.G1)) + ", G2 " + itoa(n(e.Host)) + ")"
+		return admitText(e)
 	case "lookup":
-		l.Text = e.Request + " looks up G2: " + e.Result
+		return lookupText(e)
+	case "admission_wait":
+		return e.Request + " waits: needs " + itoa(n(e.Needed)) + " G1 blocks, " + itoa(n(e.Available)) +
+			" available (" + itoa(n(e.InUse)) + " in use by requests, " + itoa(n(e.Reserved)) + " reserved for loads, " +
+			itoa(n(e.Held)) + " held for copies, " + itoa(n(e.Headroom)) + " promised to loads and prefills)"
+	case "start_load":
+		switch e.Result {
+		case "queued":
+			return e.Request + " starts H2D copy #" + itoa(e.Transfer) + " of " + itoa(len(e.Blocks)) + " blocks from G2: " + blocks()
+		case "deferred":
+			return e.Request + " defers its G2 load: " + e.Reason
+		}
+		return e.Request + " cannot start its G2 load: " + e.Reason
+	case "store_retry":
+		return e.Request + " cannot store blocks " + itoa(n(e.From)) + " to " + itoa(n(e.To)-1) + ": " + itoa(n(e.Missing)) +
+			" not in G2, room for " + itoa(n(e.Room)) + " (retried when G2 changes)"
 	case "preempt":
-		l.Text = e.Request + " preempted (recompute)"
+		return e.Request + " preempted (recompute)"
 	case "finish":
-		l.Text = e.Request + " finished"
+		return e.Request + " finished"
 	case "reject":
-		l.Text = e.Request + " rejected: " + e.Reason
+		return e.Request + " rejected: " + e.Reason
 	case "store_prepared":
-		l.Text = e.Request + " prepares a store: " + blocks()
+		return e.Request + " prepares a store: " + blocks()
 	case "store_cursor":
-		l.Text = e.Request + " store cursor " + itoa(n(e.Before)) + " → " + itoa(n(e.After))
+		return e.Request + " store cursor " + itoa(n(e.Before)) + " → " + itoa(n(e.After))
 	case "d2h_submit":
-		l.Text = "D2H copy #" + itoa(e.Transfer) + " submitted: " + blocks()
+		return "D2H copy #" + itoa(e.Transfer) + " submitted" + of() + ": " + blocks()
 	case "h2d_submit":
-		l.Text = "H2D copy #" + itoa(e.Transfer) + " submitted for " + e.Request + ": " + blocks()
+		return "H2D copy #" + itoa(e.Transfer) + " submitted" + of() + ": " + blocks()
 	case "d2h_complete":
-		l.Text = "D2H copy #" + itoa(e.Transfer) + " done: " + blocks() + " now in G2"
+		return "D2H copy #" + itoa(e.Transfer) + of() + " done: " + blocks() + " now in G2"
 	case "h2d_complete":
-		l.Text = "H2D copy #" + itoa(e.Transfer) + " done: " + blocks() + " restored to G1"
+		return "H2D copy #" + itoa(e.Transfer) + of() + " done: " + blocks() + " restored to G1"
 	case "fence":
-		l.Text = "compute held back (" + e.Reason + ")"
+		return "compute held back (" + e.Reason + ")"
 	case "hold_release":
-		l.Text = "G1 copies released after the copy: " + blocks()
-	default:
-		l.Text = e.Kind
+		return "G1 copies released after copy #" + itoa(e.Transfer) + of() + ": " + blocks()
 	}
-	return l
+	return e.Kind
+}
+
+func lookupText(e record.Event) string {
+	g1 := intOf(e.G1Hits)
+	prefix := e.Request + " looks up G2"
+	if g1 > 0 {
+		prefix = e.Request + " has " + itoa(g1) + " blocks in G1, looks up G2 for the rest"
+	}
+	switch e.Result {
+	case "loaded":
+		return e.Request + " uses its completed G2 load (no lookup)"
+	case "hit":
+		return prefix + ": hit, " + itoa(len(e.Blocks)) + " blocks (" + blockList(e.Blocks) + ")"
+	case "defer":
+		return prefix + ": deferred (a block it needs is being stored or loaded)"
+	}
+	return prefix + ": miss"
+}
+
+func admitText(e record.Event) string {
+	r, g1, host := intOf(e.Reused), intOf(e.G1), intOf(e.Host)
+	again := ""
+	if e.Readmit != nil && *e.Readmit {
+		again = " again"
+	}
+	switch {
+	case e.Handoff != nil && *e.Handoff:
+		return e.Request + " admitted" + again + " with its " + itoa(r) + " prompt tokens from the prefill worker (P/D handoff)"
+	case r == 0:
+		return e.Request + " admitted" + again + ": nothing reused"
+	}
+	return e.Request + " admitted" + again + ": " + itoa(r) + " tokens reused (G1 " + itoa(g1) + ", G2 " + itoa(host) + ")"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

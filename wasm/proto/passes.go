@@ -94,8 +94,9 @@ type Work struct {
 
 // EventLine is one event of a pass, described for people.
 type EventLine struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind    string `json:"kind"`
+	Request string `json:"request,omitempty"` // the request it concerns, for the event filter
+	Text    string `json:"text"`
 }
 
 // Cell is one G1 slot or G2 entry of a frame.
