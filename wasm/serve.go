@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -94,6 +95,8 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 		return serveCheck(req.ID, req.Check, in)
 	case req.Op == proto.OpFile && req.File != nil:
 		return serveFile(req.ID, req.File, in)
+	case req.Op == proto.OpInit:
+		return serveReady(req.ID)
 	case req.Op == proto.OpIndex:
 		return serveIndex(req.ID)
 	case req.Op == proto.OpSeek && req.Seek != nil:
@@ -105,7 +108,7 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 	case req.Op == proto.OpSweepCollect && req.SweepCollect != nil:
 		return serveSweepCollect(req.ID, req.SweepCollect, in)
 	}
-	if proto.ReplyType(req.Op) == "" || req.Op == proto.OpInit {
+	if proto.ReplyType(req.Op) == "" {
 		return failed(typ, req.ID, internalError("unknown op %q", req.Op))
 	}
 	return failed(typ, req.ID, internalError("a %s message without its %s", req.Op, req.Op))
@@ -243,6 +246,17 @@ func serveFile(id int, f *proto.FileJob, in texts) *answer {
 	}
 	a := &answer{reply: proto.Reply{Type: proto.MsgFile, ID: id}}
 	a.reply.File = &proto.FileReply{Kind: f.Kind, Text: a.text(string(b))}
+	return a
+}
+
+// serveReady answers the worker's start with the connector policies.
+func serveReady(id int) *answer {
+	a := &answer{reply: proto.Reply{Type: proto.MsgReady, ID: id}}
+	r := &proto.ReadyReply{}
+	for _, p := range replay.Policies() {
+		r.Policies = append(r.Policies, proto.Policy{Connector: p.Connector, Evicts: p.Evicts, Touches: p.Touches, Stores: p.Stores, Line: p.Line})
+	}
+	a.reply.Ready = r
 	return a
 }
 
