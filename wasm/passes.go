@@ -267,6 +267,52 @@ func (p *passes) sameAs(v int, set map[tierBlock]bool) bool {
 	return n == len(set)
 }
 
+// divergences compares every later run with the first on every rank
+// (record.Diff), for the page's divergence summary and "why" panel.
+func (p *passes) divergences() []proto.Divergence {
+	var out []proto.Divergence
+	if len(p.recs) < 2 || p.recs[0] == nil {
+		return nil
+	}
+	for v := 1; v < len(p.recs); v++ {
+		if p.recs[v] == nil {
+			continue
+		}
+		for k := range p.recs[0].Ranks {
+			out = append(out, divergence(p.recs[0], p.recs[v], v, k))
+		}
+	}
+	return out
+}
+
+func divergence(a, b *record.Record, v, k int) proto.Divergence {
+	d := proto.Divergence{Run: v, Rank: k, BlockSize: a.BlockSize}
+	res, err := record.Diff(a, b, k)
+	if err != nil {
+		d.Refused = err.Error()
+		return d
+	}
+	d.Pass = res.FirstDivergent
+	d.HeldOnlyFirst, d.HeldOnlyThis = tierBlocks(res.HeldOnlyA), tierBlocks(res.HeldOnlyB)
+	for i, pd := range res.Passes {
+		if i == proto.MaxDivergentPasses {
+			d.MorePasses = len(res.Passes) - i
+			break
+		}
+		d.Passes = append(d.Passes, proto.DivergentPass{Pass: pd.Pass, First: tierBlocks(pd.EvictedByAKeptByB), This: tierBlocks(pd.EvictedByBKeptByA)})
+	}
+	d.RestoresOnlyFirst, d.RestoresOnlyThis = len(res.OnlyA), len(res.OnlyB)
+	return d
+}
+
+func tierBlocks(tbs []record.TierBlock) []proto.TierBlock {
+	var out []proto.TierBlock
+	for _, tb := range tbs {
+		out = append(out, proto.TierBlock{Tier: tb.Tier, Block: tb.Block})
+	}
+	return out
+}
+
 // meta describes the records for the page (proto.PassMeta).
 func (p *passes) meta() []proto.PassMeta {
 	out := make([]proto.PassMeta, len(p.recs))
@@ -402,6 +448,14 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 			break
 		}
 		m.Events = append(m.Events, describeEvent(e))
+	}
+	for _, e := range s.G2 {
+		if e.Order >= 0 {
+			m.G2Evictable++
+			if len(m.G2Next) < proto.MaxNextVictims {
+				m.G2Next = append(m.G2Next, rec.BlockName(e.Block))
+			}
+		}
 	}
 	return b, &m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/wasm/proto"
@@ -180,6 +181,11 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	}
 	if kept.passes != nil {
 		res.Passes = kept.passes.meta()
+		for i := range res.Passes {
+			if outs[i].Output != nil {
+				res.Passes[i].Connector = connectorOf(outs[i].Output.Config)
+			}
+		}
 		res.Indexing = !kept.passes.done
 		if res.Indexing {
 			a.next = id
@@ -281,6 +287,7 @@ func serveIndex(id int) *answer {
 			}
 			ir.Timelines = append(ir.Timelines, ranks)
 		}
+		ir.Divergences = p.divergences()
 	} else {
 		a.next = id
 	}
@@ -370,4 +377,18 @@ func serveSweepCollect(id int, c *proto.SweepCollectJob, in texts) *answer {
 	a := &answer{reply: proto.Reply{Type: proto.OpSweepCollect, ID: id}}
 	a.reply.SweepFiles = &proto.SweepFiles{CSV: a.text(string(csv)), JSON: a.text(string(js)), Curves: curves}
 	return a
+}
+
+// connectorOf is the G2 connector profile of a config's first role with a
+// host tier ("" without one).
+func connectorOf(cfg *config.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	for _, r := range cfg.Roles() {
+		if r != nil && r.KVCache.HostOffload != nil {
+			return r.KVCache.HostOffload.Connector
+		}
+	}
+	return ""
 }

@@ -39,6 +39,10 @@ type DiffResult struct {
 	// OnlyA and OnlyB are restores (request, block) that one run made and
 	// the other did not: OnlyB are the restores A lost to its evictions.
 	OnlyA, OnlyB []Restore
+	// HeldOnlyA and HeldOnlyB are, at the end of the first divergent pass,
+	// the blocks one run holds (in that tier) and the other does not,
+	// sorted by tier and name.
+	HeldOnlyA, HeldOnlyB []TierBlock
 	// BlockSize is both runs' block size in tokens (Comparable checks they
 	// share it).
 	BlockSize int
@@ -98,6 +102,7 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 			w.hold()
 			if !w.ha.same(&w.hb) {
 				res.FirstDivergent = p
+				res.HeldOnlyA, res.HeldOnlyB = w.ha.minus(&w.hb), w.hb.minus(&w.ha)
 			}
 		}
 		onlyA, onlyB := w.unmatched()
@@ -238,6 +243,27 @@ func (h *holdings) filter(tbs []TierBlock) []TierBlock {
 	for _, tb := range tbs {
 		if h.has(tb) {
 			out = append(out, tb)
+		}
+	}
+	return out
+}
+
+// minus lists the blocks h holds and o does not, by tier and name.
+func (h *holdings) minus(o *holdings) []TierBlock {
+	var out []TierBlock
+	for _, t := range []struct {
+		tier string
+		a, b map[string]bool
+	}{{"g1", h.g1, o.g1}, {"g2", h.g2, o.g2}} {
+		var names []string
+		for n := range t.a {
+			if !t.b[n] {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			out = append(out, TierBlock{t.tier, n})
 		}
 	}
 	return out

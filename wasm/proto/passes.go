@@ -32,8 +32,9 @@ const (
 // SlotBytes is the size of one encoded cell.
 const SlotBytes = 28
 
-// MaxFrameEvents bounds the events a frame lists.
-const MaxFrameEvents = 40
+// MaxFrameEvents bounds the events a frame lists: every event of a pass is
+// reachable in the page up to this many.
+const MaxFrameEvents = 5000
 
 // PassMeta describes one variant's record (nil-equivalent when the
 // variant kept none).
@@ -41,6 +42,8 @@ type PassMeta struct {
 	Recorded  bool       `json:"recorded"`
 	BlockSize int        `json:"block_size"`
 	Ranks     []RankMeta `json:"ranks"`
+	// Connector is the run's G2 connector profile ("" without G2).
+	Connector string `json:"connector,omitempty"`
 }
 
 // RankMeta is one DP rank of a record.
@@ -83,7 +86,14 @@ type FrameMeta struct {
 	Work           []Work      `json:"work,omitempty"`
 	NumEvents      int         `json:"n_events"`
 	Events         []EventLine `json:"events,omitempty"`
+	// G2Next are the next G2 victims in eviction order (at most
+	// MaxNextVictims), G2Evictable how many entries can be evicted now.
+	G2Next      []string `json:"g2_next,omitempty"`
+	G2Evictable int      `json:"g2_evictable,omitempty"`
 }
+
+// MaxNextVictims bounds FrameMeta.G2Next.
+const MaxNextVictims = 12
 
 // Work is one scheduled request of a pass.
 type Work struct {
@@ -243,4 +253,49 @@ func DecodeTimeline(b []byte) (*Timeline, error) {
 		p = p[tper:]
 	}
 	return t, nil
+}
+
+// A Divergence compares one run with the first run on one rank, as kvsim
+// diff does (record.Diff): where they first hold different blocks, which
+// blocks each evicted that the other kept, and the restores each made that
+// the other lost.
+type Divergence struct {
+	Run  int `json:"run"`
+	Rank int `json:"rank"`
+	// Refused says why the two runs cannot be compared ("" when they can).
+	Refused string `json:"refused,omitempty"`
+	// Pass is the first pass whose cached G1 blocks or G2 entries differ
+	// (0: none); HeldOnlyFirst and HeldOnlyThis are the blocks only one
+	// run holds at its end.
+	Pass          int         `json:"pass"`
+	HeldOnlyFirst []TierBlock `json:"held_only_first,omitempty"`
+	HeldOnlyThis  []TierBlock `json:"held_only_this,omitempty"`
+	// Passes are the passes where one run evicted blocks the other kept,
+	// in order (at most MaxDivergentPasses).
+	Passes     []DivergentPass `json:"passes,omitempty"`
+	MorePasses int             `json:"more_passes,omitempty"`
+	// RestoresOnlyFirst and RestoresOnlyThis count the blocks one run
+	// restored from G2 and the other did not; BlockSize turns them into
+	// tokens.
+	RestoresOnlyFirst int `json:"restores_only_first"`
+	RestoresOnlyThis  int `json:"restores_only_this"`
+	BlockSize         int `json:"block_size"`
+}
+
+// MaxDivergentPasses bounds Divergence.Passes.
+const MaxDivergentPasses = 2000
+
+// A DivergentPass is one pass where the runs evicted different blocks:
+// First are the blocks the first run evicted and this run kept, This the
+// reverse.
+type DivergentPass struct {
+	Pass  int         `json:"pass"`
+	First []TierBlock `json:"first,omitempty"`
+	This  []TierBlock `json:"this,omitempty"`
+}
+
+// A TierBlock is a block in G1 ("g1") or G2 ("g2").
+type TierBlock struct {
+	Tier  string `json:"tier"`
+	Block string `json:"block"`
 }

@@ -232,6 +232,9 @@ type IndexReply struct {
 	Total     int        `json:"total"`
 	Ms        float64    `json:"ms,omitempty"`
 	Timelines [][]BinRef `json:"timelines,omitempty"`
+	// Divergences compare every later run with the first, rank by rank
+	// (the last reply only).
+	Divergences []Divergence `json:"divergences,omitempty"`
 }
 
 // A FrameReply is one frame per variant of a seek (nil: none asked).
