@@ -574,6 +574,7 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "canvas", Attr: []vugu.VGAttribute(nil)}
 								vgparent.AppendChild(vgn)
 								vgn.AddAttrInterface("data-layout", c.pv.canvas.layoutJSON(v))
+								vgn.AddAttrInterface("data-states", c.pv.states(v))
 								vgn.AddAttrInterface("height", c.pv.canvas.height(v))
 								vgn.AddAttrInterface("id", "pv-canvas-"+strconv.Itoa(v))
 								vgn.AddAttrInterface("width", c.pv.canvas.width(v))
@@ -747,6 +748,11 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
+					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw idle\"\x3E\x3C/i\x3EG2 resident (bar: near eviction)"))
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw pending\"\x3E\x3C/i\x3EG2 pending store"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
@@ -784,9 +790,19 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw selected\"\x3E\x3C/i\x3Eclicked block, every copy"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
+					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw session\"\x3E\x3C/i\x3Eleft strip: the block\x26#39;s session"))
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+					vgparent.AppendChild(vgn)
+					vgn.SetInnerHTML(vugu.HTML("\x3Ci class=\"sw answer\"\x3E\x3C/i\x3Edark corner: answer (decode) block"))
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("hue = session · ←/→ step · Shift+←/→ next event · Space play"))
+					vgn.SetInnerHTML(vugu.HTML("←/→ step · Shift+←/→ next event · Space play"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 					vgparent.AppendChild(vgn)
 				}

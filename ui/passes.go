@@ -557,3 +557,16 @@ func (pv *passState) NumEvents(v int) int {
 	}
 	return pv.Frames[v].meta.NumEvents
 }
+
+// states is run v's G1 slot states at the shown pass, one character per
+// slot (tests read it).
+func (pv *passState) states(v int) string {
+	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
+		return ""
+	}
+	b := make([]byte, len(pv.Frames[v].f.G1))
+	for i, c := range pv.Frames[v].f.G1 {
+		b[i] = c.State
+	}
+	return string(b)
+}

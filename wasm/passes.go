@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
@@ -23,9 +24,12 @@ const MaxRecordRequests = 5000
 // index built from them after the run, a few milliseconds at a time
 // (step), so that seeks are answered while it grows.
 type passes struct {
-	recs  []*record.Record
-	sess  []map[string]int32 // per variant: session → hue index
-	snaps []record.Snapshot  // per variant: scratch for seeks
+	recs []*record.Record
+	sess []map[string]int32 // per variant: session → hue index
+	// prompt is per variant each request's prompt length (tokens), to
+	// mark answer (decode) blocks; nil when unknown.
+	prompt []map[string]int
+	snaps  []record.Snapshot // per variant: scratch for seeks
 	// index
 	tl         [][]*proto.Timeline // [variant][rank]
 	open       []map[int]int       // per variant: transfer id → index in its rank's Transfers
@@ -267,6 +271,18 @@ func (p *passes) sameAs(v int, set map[tierBlock]bool) bool {
 	return n == len(set)
 }
 
+// setPrompts notes variant v's prompt lengths from its report records.
+func (p *passes) setPrompts(v int, recs []report.Request) {
+	for len(p.prompt) <= v {
+		p.prompt = append(p.prompt, nil)
+	}
+	m := make(map[string]int, len(recs))
+	for i := range recs {
+		m[recs[i].RequestID] = recs[i].InputLength
+	}
+	p.prompt[v] = m
+}
+
 // divergences compares every later run with the first on every rank
 // (record.Diff), for the page's divergence summary and "why" panel.
 func (p *passes) divergences() []proto.Divergence {
@@ -341,7 +357,11 @@ func (p *passes) frame(v, rank, pass int) (bin []byte, meta *proto.FrameMeta, er
 	if err := rec.SeekInto(rank, pass, snap); err != nil {
 		return nil, nil, err
 	}
-	return encodeFrame(rec, p.sess[v], snap)
+	var prompt map[string]int
+	if v < len(p.prompt) {
+		prompt = p.prompt[v]
+	}
+	return encodeFrame(rec, p.sess[v], prompt, snap)
 }
 
 // blockKey is a block name's 32-bit hash (0 is "no block"); the page
@@ -358,7 +378,17 @@ func blockKey(name string) uint32 {
 
 // encodeFrame writes a snapshot as proto.Frame's binary form plus its
 // metadata (pass info and events).
-func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
+func encodeFrame(rec *record.Record, sess map[string]int32, prompt map[string]int, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
+	// answer tells whether block b lies past its request's full prompt
+	// blocks: it holds answer (decode) tokens.
+	answer := func(b int32) bool {
+		if b < 0 || prompt == nil || rec.BlockSize <= 0 {
+			return false
+		}
+		blk := rec.Block(b)
+		pl, ok := prompt[blk.Request]
+		return ok && blk.Index >= pl/rec.BlockSize
+	}
 	strs := map[string]int32{}
 	var nameList []string
 	str := func(s string) int32 {
@@ -420,7 +450,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		case name != "" && restored[name]:
 			flash = proto.FlashRestored
 		}
-		b = appendCell(b, sl.State, flash, sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
+		b = appendCell(b, sl.State, flash, answer(sl.Block), sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
 	}
 	for _, e := range s.G2 {
 		name := rec.BlockName(e.Block)
@@ -428,7 +458,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		if stored[name] {
 			flash = proto.FlashStored
 		}
-		b = appendCell(b, e.State, flash, sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
+		b = appendCell(b, e.State, flash, answer(e.Block), sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(nameList)))
 	for _, n := range nameList {
@@ -468,8 +498,12 @@ func key(name string) uint32 {
 }
 
 // appendCell writes one proto.Cell (proto.SlotBytes bytes).
-func appendCell(b []byte, state, flash byte, session, order, since, owner int32, k uint32, name int32) []byte {
-	b = append(b, state, flash, 0, 0)
+func appendCell(b []byte, state, flash byte, answer bool, session, order, since, owner int32, k uint32, name int32) []byte {
+	var a byte
+	if answer {
+		a = 1
+	}
+	b = append(b, state, flash, a, 0)
 	for _, v := range []uint32{uint32(session), uint32(order), uint32(since), uint32(owner), k, uint32(name)} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}

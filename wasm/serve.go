@@ -173,6 +173,11 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	}
 	if anyRec {
 		kept.passes = newPasses(recs)
+		for i, o := range outs {
+			if o.Output != nil {
+				kept.passes.setPrompts(i, o.Output.Records)
+			}
+		}
 	}
 	a := &answer{reply: proto.Reply{Type: proto.MsgResult, ID: id}}
 	res := &proto.RunResult{Results: make([]proto.Outcome, len(outs))}

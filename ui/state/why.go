@@ -103,8 +103,29 @@ func Summary(first, this Run, d *proto.Divergence) string {
 		fmt.Fprintf(&b, ", where %s; no eviction of one run is kept by the other", held(first, this, d))
 	}
 	b.WriteString(". ")
+	if dp != nil {
+		b.WriteString(rules(first, this, dp))
+	}
 	b.WriteString(Consequence(first, this, d))
 	return b.String()
+}
+
+// rules names the eviction rule of each run that evicted G2 blocks the
+// other kept.
+func rules(first, this Run, dp *proto.DivergentPass) string {
+	var parts []string
+	for _, x := range []struct {
+		r   Run
+		tbs []proto.TierBlock
+	}{{first, dp.First}, {this, dp.This}} {
+		if x.r.Policy != nil && len(x.tbs) > 0 && tierName(x.tbs) == "G2" {
+			parts = append(parts, x.r.Short+" evicts "+x.r.Policy.Evicts)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The rules: " + strings.Join(parts, "; ") + ". "
 }
 
 // evictions says what each run evicted in a divergent pass that the other
@@ -115,11 +136,7 @@ func evictions(first, this Run, dp *proto.DivergentPass) string {
 		if len(tbs) == 0 {
 			return
 		}
-		s := fmt.Sprintf("%s evicts %s from %s, which %s keeps", r.Short, Blocks(tbs), tierName(tbs), other.Short)
-		if r.Policy != nil && tierName(tbs) == "G2" {
-			s += " (" + r.Short + " evicts " + r.Policy.Evicts + ")"
-		}
-		parts = append(parts, s)
+		parts = append(parts, fmt.Sprintf("%s evicts %s from %s, which %s keeps", r.Short, Blocks(tbs), tierName(tbs), other.Short))
 	}
 	add(first, this, dp.First)
 	add(this, first, dp.This)

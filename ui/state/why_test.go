@@ -31,8 +31,8 @@ var whyDiv = proto.Divergence{Run: 1, Pass: 658, BlockSize: 16, RestoresOnlyThis
 func TestSummaryComesFromTheDivergence(t *testing.T) {
 	got := Summary(whyRuns[0], whyRuns[1], &whyDiv)
 	for _, want := range []string{
-		"v0.32 first differs from v0.24 at pass 658 because v0.24 evicts s2t3#39 … s2t2#32 (4 blocks) from G2, which v0.32 keeps (v0.24 evicts the least recently used entries)",
-		"v0.32 evicts s0t4#47, s0t3#40 from G2, which v0.24 keeps (v0.32 evicts the lowest-ranked entries)",
+		"v0.32 first differs from v0.24 at pass 658 because v0.24 evicts s2t3#39 … s2t2#32 (4 blocks) from G2, which v0.32 keeps, and v0.32 evicts s0t4#47, s0t3#40 from G2, which v0.24 keeps.",
+		"The rules: v0.24 evicts the least recently used entries; v0.32 evicts the lowest-ranked entries.",
 		"Consequence: v0.32 restores 166 blocks (2,656 tokens) from G2 that v0.24 lost.",
 	} {
 		if !strings.Contains(got, want) {

@@ -113,6 +113,7 @@ type EventLine struct {
 type Cell struct {
 	State   byte   // record.Slot* or record.Entry* character
 	Flash   byte   // Flash*
+	Answer  bool   // the block holds answer (decode) tokens: past its request's prompt
 	Session int32  // hue index, -1 without a block
 	Order   int32  // eviction position (0 = next victim), -1
 	Since   int32  // pass since which the slot holds this (G1), -1
@@ -145,7 +146,7 @@ func DecodeFrame(b []byte, f *Frame) error {
 		dst = dst[:n]
 		for i := range dst {
 			c := &dst[i]
-			c.State, c.Flash = p[0], p[1]
+			c.State, c.Flash, c.Answer = p[0], p[1], p[2]&1 != 0
 			c.Session = int32(binary.LittleEndian.Uint32(p[4:]))
 			c.Order = int32(binary.LittleEndian.Uint32(p[8:]))
 			c.Since = int32(binary.LittleEndian.Uint32(p[12:]))
