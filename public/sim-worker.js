@@ -39,7 +39,16 @@ function start(module) {
         .then((b) => WebAssembly.instantiate(b, go.importObject)).then((r) => r.instance);
   ready = instance.then((inst) => {
     go.run(inst); // main registers kvsimHandle, then parks
-    reply({ json: JSON.stringify({ type: 'ready', id: 0 }) });
+    // the ready reply carries what the page needs before any run (the
+    // connector profiles' policies)
+    let r;
+    try {
+      r = self.kvsimHandle({ json: JSON.stringify({ op: 'init', id: 0 }) });
+      delete r.next;
+    } catch (e) {
+      r = { json: JSON.stringify({ type: 'ready', id: 0 }) };
+    }
+    reply(r);
   });
   ready.catch((e) => reply(failure({ json: '{"op":"run"}' }, 'sim.wasm did not start: ' + e)));
 }

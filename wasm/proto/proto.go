@@ -52,6 +52,8 @@ type View struct {
 	DurationMs  float64 `json:"duration_ms"`
 	Passes      int64   `json:"passes"`
 	HasHost     bool    `json:"has_host"`
+	// Connector is the run's G2 connector profile ("" without G2).
+	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.
 	PD bool `json:"pd,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
