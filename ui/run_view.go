@@ -153,6 +153,24 @@ func (c *RunView) workerFailed(msg string) {
 	c.RunErr = "The simulation worker failed: " + msg
 }
 
+// workerDied: the worker's Go program stopped. The worker is replaced at
+// once; the job it was running (if any) is lost, and so are its kept
+// results' files and passes.
+func (c *RunView) workerDied(why string) {
+	was := c.Running
+	c.Running, c.jobID, c.fileID, c.WorkerReady = false, -1, 0, false
+	c.Panel.Traces.cancelCheck()
+	c.Passes.lost()
+	c.page.host.RestartWorker()
+	if was {
+		c.Runs++
+		c.RunErr = "The simulator stopped during this run (" + why + ") and has been restarted. " +
+			"The run was probably too large for the browser; press Run to try again, or a smaller config."
+		return
+	}
+	c.RunErr = "The simulator stopped (" + why + ") and has been restarted; press Run to run again."
+}
+
 // deliver takes a job's progress, its result or a report file.
 func (c *RunView) deliver(m WorkerMsg) bool {
 	switch m.Type {
