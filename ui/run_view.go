@@ -85,8 +85,24 @@ func (c *RunView) ready() {
 }
 
 // CanRun tells whether Run is possible now.
+// It is not while any control holds a value that does not apply: the YAML
+// still holds the last good one, and running it would show results for a
+// config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && c.Panel.Cfg != nil && (c.Compare.Set == nil || c.Compare.Err == "")
+	return !c.Running && !c.Panel.Invalid() && (c.Compare.Set == nil || c.Compare.Err == "")
+}
+
+// RunTitle explains the Run button when it is disabled.
+func (c *RunView) RunTitle() string {
+	switch {
+	case c.Running:
+		return "a run is under way"
+	case c.Panel.Invalid():
+		return "fix the config first: " + c.Panel.FirstErr()
+	case c.Compare.Set != nil && c.Compare.Err != "":
+		return "fix the compare set-up first: " + c.Compare.Err
+	}
+	return "run the config (every compared run)"
 }
 
 // Busy tells whether a run is in progress or about to start.
@@ -100,12 +116,12 @@ func (c *RunView) Run() {
 	}
 	c.RunErr = ""
 	p := c.Panel
-	if p.Cfg == nil {
-		c.RunErr = "The config has an error; fix it first."
-		return
-	}
 	if msg := p.Err(state.FTrace); msg != "" {
 		c.RunErr = msg
+		return
+	}
+	if p.Invalid() {
+		c.RunErr = "The config has an error; fix it first: " + p.FirstErr()
 		return
 	}
 	vs := c.Compare.variants(p.Cfg, c.singleLabel())
@@ -305,10 +321,18 @@ func configOf(msg *Message) string {
 // results' config is that of their own run message, taken when they
 // arrive, so during a run (and after a failed or cancelled one) the old
 // results stay stale and their pass view stays closed.
-func (c *RunView) Stale() bool { return len(c.Results) > 0 && configOf(c.resultsMsg) != c.Panel.YAML }
+//
+// They are stale too while a control holds a value that does not apply
+// (the YAML keeps the last good value, which may be the results' own).
+func (c *RunView) Stale() bool {
+	return len(c.Results) > 0 && (configOf(c.resultsMsg) != c.Panel.YAML || c.Panel.Invalid())
+}
 
 // StaleNote says why the shown results are stale.
 func (c *RunView) StaleNote() string {
+	if c.Panel.Invalid() {
+		return "The config has an error (marked in the panel); these results are from the last config that ran."
+	}
 	if c.Running && configOf(c.runMsg) == c.Panel.YAML {
 		return "These results are from the previous config; the new run is under way."
 	}
