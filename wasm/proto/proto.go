@@ -21,6 +21,12 @@ const (
 	MsgFile     = "file"     // FileReply: a report file
 	MsgIndex    = "index"    // IndexReply: the pass index grows
 	MsgFrame    = "frame"    // FrameReply: one pass per variant
+	// MsgDead: the worker's Go program stopped (it exited, ran out of
+	// memory, or a call into it threw) and cannot answer again; ID is the
+	// request it was serving (0: none), Error says what sim-worker.js saw.
+	// The page replaces the worker. sim-worker.js posts it, never the
+	// bridge.
+	MsgDead = "dead"
 )
 
 // Operations (Request.Op) the page asks of the worker.
