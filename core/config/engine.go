@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kvsim/kvsim/core/timing"
@@ -12,7 +13,8 @@ import (
 
 // Keys of the engine block, in the order the unknown-key error lists them.
 var (
-	engineKeys      = []string{"mode", "model", "hardware", "model_config", "backend", "backend_version", "context_length", "enable_chunked_prefill", "workers", "kv_transfer"}
+	engineKeys      = []string{"mode", "model", "hardware", "model_config", "backend", "backend_version", "context_length", "enable_chunked_prefill", "workers", "kv_transfer", "routing"}
+	routingKeys     = []string{"policy", RoleAggregated, RolePrefill, RoleDecode, "overlap_score_weight", "temperature", "seed", "host_overlap_weight"}
 	roleNames       = []string{RoleAggregated, RolePrefill, RoleDecode}
 	roleKeys        = []string{"parallelism", "scheduler", "kv_cache", "timing", "startup_seconds"}
 	parallelismKeys = []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
@@ -100,7 +102,61 @@ func (d *decoder) engine(top *mapping) Engine {
 	if e.Mode == ModeDisaggregated {
 		e.KVTransfer = d.kvTransfer(m.sub("kv_transfer", kvTransferKeys...), e.Workers.Prefill)
 	}
+	e.Routing = d.routing(m, e.Mode)
 	return e
+}
+
+// routing reads engine.routing: a policy name for every pool, or a mapping
+// with a default policy, a policy per pool of the mode and the kv_router's
+// parameters (docs/model/engine.md ("Placement")).
+func (d *decoder) routing(em *mapping, mode string) Routing {
+	r := Routing{OverlapScoreWeight: 1}
+	v, _ := em.get("routing")
+	if s, ok := v.(*ast.StringNode); ok {
+		d.policy(v, em.field("routing"), s.Value)
+		r.Aggregated, r.Prefill, r.Decode = s.Value, s.Value, s.Value
+		return r
+	}
+	if _, ok := v.(*ast.MappingNode); !ok && !isNull(v) {
+		d.failNode(v, em.field("routing"), "expected a routing policy (%s) or a mapping, got %s",
+			strings.Join(RoutingPolicies, ", "), describe(v))
+	}
+	m := em.sub("routing", routingKeys...)
+	def := m.enum("policy", RoutingRoundRobin, RoutingPolicies...)
+	r.Aggregated, r.Prefill, r.Decode = def, def, def
+	pools := []string{RoleAggregated}
+	if mode == ModeDisaggregated {
+		pools = []string{RolePrefill, RoleDecode}
+	}
+	for _, pool := range []string{RoleAggregated, RolePrefill, RoleDecode} {
+		if !m.has(pool) {
+			continue
+		}
+		if !slices.Contains(pools, pool) {
+			m.fail(pool, "no %s pool in %s mode (its pools: %s)", pool, mode, strings.Join(pools, ", "))
+		}
+		p := m.enum(pool, def, RoutingPolicies...)
+		switch pool {
+		case RoleAggregated:
+			r.Aggregated = p
+		case RolePrefill:
+			r.Prefill = p
+		case RoleDecode:
+			r.Decode = p
+		}
+	}
+	r.OverlapScoreWeight = m.float("overlap_score_weight", 1, nonNegNum)
+	r.Temperature = m.float("temperature", 0, nonNegNum)
+	r.Seed = m.uint64Of("seed", 0)
+	r.HostOverlapWeight = m.float("host_overlap_weight", 0, ratioNum)
+	return r
+}
+
+// policy fails unless name is a routing policy.
+func (d *decoder) policy(n ast.Node, path, name string) {
+	if !slices.Contains(RoutingPolicies, name) {
+		d.failNode(n, path, "expected one of %s, got %q", strings.Join(RoutingPolicies, ", "), name)
+	}
 }
 
 // nonEmpty reads a required, nonempty string.

@@ -134,18 +134,36 @@ traffic:
   load: {}
 engine: {}
 `, nil, `c.yaml:2:32: traffic.source.paths: expected a list with one path, got string "a.jsonl"`},
-	{"weka format", `
+	{"dynamo format", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: dynamo}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:51: traffic.source.format: trace format dynamo is not supported (supported: mooncake, mooncake-delta, agentic_mooncake, weka)`},
+	{"weka needs timestamps", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: weka}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: trace format weka is not supported (supported: mooncake, mooncake-delta, agentic_mooncake)`},
+`, nil, `c.yaml:3:9: traffic.load.type: weka traces require load type trace_timestamps`},
+	{"nested basis on mooncake", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], nested_timestamp_basis: absolute}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:67: traffic.source.nested_timestamp_basis: applies only to the weka format`},
+	{"unknown nested basis", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: weka, nested_timestamp_basis: sometimes}
+  load: {type: trace_timestamps}
+engine: {}
+`, nil, `c.yaml:2:81: traffic.source.nested_timestamp_basis: expected one of auto, absolute, relative, got "sometimes"`},
 	{"unknown format", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: csv}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, got "csv"`},
+`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, weka, got "csv"`},
 	{"trace with poisson", `
 traffic:
   source: {type: trace, paths: [a.jsonl]}
@@ -212,7 +230,7 @@ traffic:
   source: {type: trace, paths: [a.jsonl]}
   load: {type: trace_timestamps, agentic_lanes: 2}
 engine: {}
-`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic_mooncake trace`},
+`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic trace (agentic_mooncake or weka)`},
 	{"snapshot without lanes", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: agentic_mooncake}
@@ -311,6 +329,66 @@ engine:
   hardware: h
   backend: sglang
 `, nil, `c.yaml:4:12: engine.backend: "sglang" is not modelled; only vllm is supported`},
+	{"unknown routing policy", `
+engine:
+  model: m
+  hardware: h
+  routing: random
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected one of round_robin, least_loaded, session_affinity, kv_router, got "random"`},
+	{"unknown routing policy in a pool", `
+engine:
+  model: m
+  hardware: h
+  routing: {aggregated: kv}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:25: engine.routing.aggregated: expected one of round_robin, least_loaded, session_affinity, kv_router, got "kv"`},
+	{"routing pool of the other mode", `
+engine:
+  model: m
+  hardware: h
+  routing: {decode: kv_router}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:21: engine.routing.decode: no decode pool in aggregated mode (its pools: aggregated)`},
+	{"routing a number", `
+engine:
+  model: m
+  hardware: h
+  routing: 3
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected a routing policy (round_robin, least_loaded, session_affinity, kv_router) or a mapping, got integer 3`},
+	{"routing temperature negative", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, temperature: -1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:45: engine.routing.temperature: expected a number ≥ 0, got -1`},
+	{"routing unknown key", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, weight: 1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:32: engine.routing.weight: unknown key "weight" (allowed: policy, aggregated, prefill, decode, overlap_score_weight, temperature, seed, host_overlap_weight)`},
 	{"unknown mode", `
 engine:
   mode: afd

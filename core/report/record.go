@@ -26,13 +26,23 @@ type Admission struct {
 	Readmission bool
 }
 
-// Routing is one entry of a request's routing_history.
+// Routing is one entry of a request's routing_history. Its fields are
+// 32-bit so that the routing fields fit the 56 bytes the entry had before
+// them: the memory estimate of core/replay counts one per request.
 type Routing struct {
 	Pool     string
 	Outcome  string
-	Worker   int
-	Schedule int // scheduler id: worker × DP ranks + rank
-	DPRank   int
+	Worker   int32
+	Schedule int32 // scheduler id: worker × DP ranks + rank
+	DPRank   int32
+	// Overlap is the chosen rank's leading G1-cached blocks of the prompt
+	// and HostOverlap the G2-resident blocks after them (HasHost: the rank
+	// has G2). They are written only when Policy is not round robin.
+	Overlap, HostOverlap int32
+	// Policy indexes config.RoutingPolicies; 0, round robin, keeps the
+	// entry's original fields.
+	Policy  uint8
+	HasHost bool
 }
 
 // A Request is one request's record. Times are virtual ms; vtime.Unset
@@ -216,3 +226,18 @@ func (r *Request) eachGapID(fn func(id uint32, count int)) {
 
 // Completed reports whether the request completed (and was admitted).
 func (r *Request) Completed() bool { return r.Status == StatusCompleted }
+
+// Shift makes every time of the record relative to origin (agentic
+// warmup's barrier); unset times stay unset.
+func (r *Request) Shift(origin vtime.Time) {
+	for _, t := range []*vtime.Time{&r.ArrivalMs, &r.DispatchedMs, &r.FirstAdmitMs, &r.TerminalMs, &r.FirstTokenMs,
+		&r.SecondTokenMs, &r.LastTokenMs, &r.PrefillAdmitMs, &r.SourceHeldMs, &r.DestinationReservedMs,
+		&r.DestinationActivatedMs, &r.DecodeAdmitMs, &r.SourceReleasedMs} {
+		if t.IsSet() {
+			*t -= origin
+		}
+	}
+	for i := range r.Admissions {
+		r.Admissions[i].AtMs -= origin
+	}
+}

@@ -36,6 +36,23 @@ type Run struct {
 	// KVCR is set when a role enables kvcr; round-robin placement never
 	// produces a peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
 	KVCR bool
+	// Workers has one zeroed entry per worker of each pool when a pool
+	// routes by a policy other than round robin and the run has more than
+	// one worker; Summarize fills them from the records.
+	Workers []WorkerLoad
+}
+
+// WorkerLoad is one worker's share of the run: the requests its pool
+// routed to it and, for the aggregated or prefill pool, the input and
+// reused tokens of those that completed (docs/model/report.md ("Per-worker
+// load")).
+type WorkerLoad struct {
+	Pool                string // "agg", "prefill" or "decode"
+	Worker              int
+	Requests, Completed int
+	InputTokens, Reused int64
+	HasHost             bool
+	FirstG1, FirstHost  int64
 }
 
 // Dist is one latency distribution.
@@ -69,6 +86,7 @@ type Summary struct {
 	Domains                                          []Domain
 	KVCR                                             bool
 	G3                                               *G3
+	Workers                                          []WorkerLoad
 }
 
 // G3 is the storage tier's activity (docs/model/g3.md ("Report")).
@@ -150,7 +168,49 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 	s.ITL = itlDist(recs)
 	s.MaxITL = s.ITL.Max
 	s.GPUHours = float64(run.GPUs) * s.DurationMs / 3.6e6
+	s.Workers = perWorker(recs, run.Workers)
 	return s
+}
+
+// perWorker fills a copy of ws, the zeroed entries of Run.Workers, from
+// each request's routing entries.
+func perWorker(recs []Request, ws []WorkerLoad) []WorkerLoad {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := slices.Clone(ws)
+	find := func(pool string, w int) *WorkerLoad {
+		for i := range out {
+			if out[i].Pool == pool && out[i].Worker == w {
+				return &out[i]
+			}
+		}
+		return nil
+	}
+	for i := range recs {
+		r := &recs[i]
+		for j, h := range r.Routing {
+			wl := find(h.Pool, int(h.Worker))
+			if wl == nil {
+				continue
+			}
+			wl.Requests++
+			if !r.Completed() {
+				continue
+			}
+			wl.Completed++
+			if j == 0 { // the aggregated or prefill pool: the request's reuse
+				wl.InputTokens += int64(r.InputLength)
+				wl.Reused += int64(r.Reused)
+				if r.HasHost {
+					wl.HasHost = true
+					wl.FirstG1 += int64(r.FirstG1)
+					wl.FirstHost += int64(r.FirstHost)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // rank is the rounded-rank percentile index: floor((n−1)·p/100 + 0.5).

@@ -95,6 +95,21 @@ const (
 	EvPreempt
 	EvFinish
 	EvReject
+	EvCancel
+	// EvAdmissionWait: the waiting loop's candidate failed the admission
+	// test and the loop stopped (docs/model/pass.md ("Admission test")).
+	EvAdmissionWait
+)
+
+// Why a request is rejected at admission (docs/model/pass.md ("Rejections at
+// admission")), as the record says it.
+const (
+	RejectContext   = "prompt reaches the context length"
+	RejectBudget    = "prompt exceeds max_batched_tokens with chunked prefill off"
+	RejectG1        = "prompt exceeds the G1 capacity"
+	RejectOutgrewG1 = "preempted request outgrew the G1 capacity"
+	// CancelClient is why a client cancellation (EvCancel) ends a request.
+	CancelClient = "canceled"
 )
 
 // Event is one scheduler happening.
@@ -105,9 +120,16 @@ type Event struct {
 	Reused      int
 	G1, Host    int
 	Readmission bool
+	// Handoff marks the admission of a materialized P/D handoff: its
+	// reused tokens came from the prefill worker.
+	Handoff     bool
 	FenceBefore vtime.Time
 	FenceAfter  vtime.Time
 	Reason      string
+	// An admission wait's blocks: needed by the candidate, available to
+	// it, and the headroom promised to others that a G2-hit candidate
+	// must leave alone (already taken out of Available).
+	Needed, Available, Headroom int
 }
 
 // New returns an idle rank.
