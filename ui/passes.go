@@ -402,6 +402,9 @@ func (pv *passState) passLabel() string {
 			req = "request"
 		}
 		s += fmt.Sprintf(" · %s–%s ms · %d %s scheduled", state.Ms(m.StartMs), state.Ms(m.EndMs), m.Scheduled, req)
+		if m.Bound != "" {
+			s += " · " + m.Bound + "-bound"
+		}
 	}
 	return s
 }

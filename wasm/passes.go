@@ -467,7 +467,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, prompt map[string]in
 	}
 	in := s.Info
 	m := proto.FrameMeta{Pass: in.Pass, Final: in.Final, StartMs: float64(in.StartMs), ComputeStartMs: float64(in.ComputeStartMs), EndMs: float64(in.EndMs),
-		Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
+		Bound: in.Bound, Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
 	for _, sc := range in.Scheduled {
 		if len(m.Work) < 8 {
 			m.Work = append(m.Work, proto.Work{Request: sc.Request, Tokens: sc.Tokens, Prefill: sc.Prefill})

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -86,5 +88,54 @@ func TestModelledTimingRuns(t *testing.T) {
 		if itl := short.LastTokenMs - short.FirstTokenMs; !(itl > 0 && itl < vtime.Time(ts)) {
 			t.Errorf("%s: decode step %v ms after a %v ms prefill", typ, itl, ts)
 		}
+	}
+}
+
+// TestPassBound: a roofline pass says what bounds it, in the record and in
+// passes.jsonl (written and read back); a long prefill is compute-bound and
+// a lone decode step memory-bound (the weights dominate). Fixed timing
+// writes no bound.
+func TestPassBound(t *testing.T) {
+	bounds := func(timingYAML string) []string {
+		cfg, err := config.Parse("t.yaml", ".", []byte(timingConfig(timingYAML)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, 256)
+		for i := range ids {
+			ids[i] = strconv.Itoa(i + 1)
+		}
+		line := `{"timestamp":0,"input_length":4096,"output_length":2,"hash_ids":[` + strings.Join(ids, ",") + "]}\n"
+		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(line)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := record.NewRecorder()
+		if _, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr}); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := rr.Record().WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		dec, err := record.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for p := 1; p <= dec.NumPasses(0); p++ {
+			in, err := dec.Info(0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, in.Bound)
+		}
+		return out
+	}
+	if got := bounds("{type: roofline}"); len(got) != 2 || got[0] != "compute" || got[1] != "memory" {
+		t.Errorf("roofline bounds %q; want [compute memory]", got)
+	}
+	if got := bounds("{type: fixed, prefill_ms: 2, decode_ms: 1}"); len(got) != 2 || got[0] != "" || got[1] != "" {
+		t.Errorf("fixed bounds %q; want none", got)
 	}
 }

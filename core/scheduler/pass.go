@@ -7,6 +7,7 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -23,6 +24,7 @@ func (k *Rank) Pass(now vtime.Time) *PassResult {
 	res.Admissions = res.Admissions[:0]
 	res.Preempted = res.Preempted[:0]
 	res.PrefillTokens = 0
+	res.Bound = timing.NoBound
 	k.storeDue = k.storeDue[:0]
 
 	budget := k.Cfg.MaxBatchedTokens
@@ -133,6 +135,7 @@ func (k *Rank) timeModelled(start vtime.Time) {
 	}
 	d := k.Cfg.Timing.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
 	res.End = start + d.Prefill + d.Decode
+	res.Bound = d.Bound
 }
 
 // emitTokens lets every running request whose known tokens all have KV

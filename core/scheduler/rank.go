@@ -247,6 +247,8 @@ type PassResult struct {
 	// Admissions happen at Start.
 	Admissions []Admission
 	Preempted  []*request.Request
+	// Bound is what limits a step-model pass (timing.NoBound otherwise).
+	Bound timing.Bound
 	// Changed is false when the pass scheduled nothing and moved no state,
 	// so running it again at the same instant would be pointless.
 	Changed bool

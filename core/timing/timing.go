@@ -131,9 +131,43 @@ func (b *Batch) Emit(n int) {
 	b.EmitLen += int64(n)
 }
 
-// Durations are a pass's prefill and decode times.
+// A Bound says what limits a pass's step time in the step models
+// (docs/model/timing.md ("What bounds a pass")).
+type Bound uint8
+
+const (
+	NoBound Bound = iota // fixed and polynomial timing, or no work
+	ComputeBound
+	MemoryBound
+)
+
+// String is the bound's name in passes.jsonl ("" for NoBound).
+func (b Bound) String() string {
+	switch b {
+	case ComputeBound:
+		return "compute"
+	case MemoryBound:
+		return "memory"
+	}
+	return ""
+}
+
+// BoundOf is the Bound named s (NoBound for "" and unknown names).
+func BoundOf(s string) Bound {
+	switch s {
+	case "compute":
+		return ComputeBound
+	case "memory":
+		return MemoryBound
+	}
+	return NoBound
+}
+
+// Durations are a pass's prefill and decode times (the step models give
+// the whole step as Prefill) and what bounds it.
 type Durations struct {
 	Prefill, Decode vtime.Time
+	Bound           Bound
 }
 
 // Pass returns the duration of the pass b describes. prefill and decode say
@@ -144,7 +178,8 @@ func (m *Model) Pass(b *Batch, prefill, decode bool) Durations {
 	case Polynomial:
 		return m.polynomialPass(b, prefill, decode)
 	case Roofline, TrainedPhysics:
-		return Durations{Prefill: m.Step.Time(&b.steps, prefill, decode && b.Decode)}
+		t, bound := m.Step.Time(&b.steps, prefill, decode && b.Decode)
+		return Durations{Prefill: t, Bound: bound}
 	}
 	return Durations{}
 }

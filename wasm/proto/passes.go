@@ -77,15 +77,17 @@ type Transfer struct {
 
 // FrameMeta is a frame's pass information and events.
 type FrameMeta struct {
-	Pass           int         `json:"pass"`
-	Final          bool        `json:"final,omitempty"`
-	StartMs        float64     `json:"start_ms"`
-	ComputeStartMs float64     `json:"compute_start_ms"`
-	EndMs          float64     `json:"end_ms"`
-	Scheduled      int         `json:"scheduled"`
-	Work           []Work      `json:"work,omitempty"`
-	NumEvents      int         `json:"n_events"`
-	Events         []EventLine `json:"events,omitempty"`
+	Pass           int     `json:"pass"`
+	Final          bool    `json:"final,omitempty"`
+	StartMs        float64 `json:"start_ms"`
+	ComputeStartMs float64 `json:"compute_start_ms"`
+	EndMs          float64 `json:"end_ms"`
+	// Bound is what limited a roofline or trained_physics pass.
+	Bound     string      `json:"bound,omitempty"`
+	Scheduled int         `json:"scheduled"`
+	Work      []Work      `json:"work,omitempty"`
+	NumEvents int         `json:"n_events"`
+	Events    []EventLine `json:"events,omitempty"`
 	// G2Next are the next G2 victims in eviction order (at most
 	// MaxNextVictims), G2Evictable how many entries can be evicted now.
 	G2Next      []string `json:"g2_next,omitempty"`
