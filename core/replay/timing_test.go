@@ -2,8 +2,12 @@ package replay
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,5 +141,81 @@ func TestPassBound(t *testing.T) {
 	}
 	if got := bounds("{type: fixed, prefill_ms: 2, decode_ms: 1}"); len(got) != 2 || got[0] != "" || got[1] != "" {
 		t.Errorf("fixed bounds %q; want none", got)
+	}
+}
+
+// timedDigestsGolden pins the reports of the modelled-timing worlds; it is
+// written natively with -update and checked natively and under GOOS=js
+// GOARCH=wasm (the determinism rule for the timing models' arithmetic).
+var timedDigestsGolden = filepath.Join("testdata", "timed-world-digests.golden")
+
+// TestRandomWorldsModelledTiming runs the first 150 random worlds of
+// TestRandomWorldsRunClean with every role's timing replaced by a modelled
+// one (polynomial, roofline, trained_physics in turn; Llama-3.1-8B on an
+// H100), with the invariant checker on: none may panic, trip an invariant
+// or leave requests unaccounted for, and two runs give the same bytes. The
+// SHA-256 of the reports of the first 60 are pinned in
+// testdata/timed-world-digests.golden.
+func TestRandomWorldsModelledTiming(t *testing.T) {
+	types := []string{"polynomial", "roofline", "trained_physics"}
+	n := uint64(150)
+	if runtime.GOARCH == "wasm" {
+		n = 60
+	}
+	ran := 0
+	var digests strings.Builder
+	for seed := uint64(1); seed <= n; seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		base, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		typ := types[seed%3]
+		sets := []string{"engine.model=llama-3.1-8b", "engine.hardware=h100"}
+		for _, r := range base.Roles() {
+			sets = append(sets, "engine.workers."+r.Name+".timing={type: "+typ+"}")
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
+		if err != nil {
+			t.Errorf("world %d with %s timing: %v", seed, typ, err)
+			continue
+		}
+		ran++
+		t.Run(fmt.Sprintf("%d-%s-%s", seed, kind, typ), func(t *testing.T) {
+			first := runClean(t, cfg, rows)
+			second := runClean(t, cfg, rows)
+			for k, name := range []string{"prediction.json", "requests.jsonl", "passes.jsonl"} {
+				if !bytes.Equal(first[k], second[k]) {
+					t.Errorf("%s differs between two runs\n%s", name, yaml)
+				}
+			}
+			if seed <= 60 {
+				fmt.Fprintf(&digests, "%d %s %s", seed, kind, typ)
+				for _, o := range first {
+					fmt.Fprintf(&digests, " %x", sha256.Sum256(o))
+				}
+				digests.WriteByte('\n')
+			}
+		})
+	}
+	if ran < int(n)*2/3 {
+		t.Errorf("only %d worlds ran", ran)
+	}
+	got := digests.String()
+	if *update {
+		if runtime.GOOS == "js" {
+			t.Fatal("-update must run natively")
+		}
+		if err := os.WriteFile(timedDigestsGolden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(timedDigestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("modelled-timing world digests differ from %s:\n%s", timedDigestsGolden, got)
 	}
 }
