@@ -119,7 +119,7 @@ func (k *Rank) time(now vtime.Time) {
 func (k *Rank) timeModelled(start vtime.Time) {
 	res := &k.res
 	b := &k.batch
-	b.Reset()
+	b.Reset(k.Cfg.Timing.NeedsSteps())
 	for _, s := range res.Scheduled {
 		r := s.Req
 		emits := r.Computed == r.Len() && !k.generationComplete(r)

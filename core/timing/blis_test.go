@@ -155,7 +155,7 @@ func TestStepTimesAreBLISs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b Batch
+		b := Batch{Steps: true}
 		blisBatches[c.batch](&b)
 		var got int64
 		if kind == Roofline {

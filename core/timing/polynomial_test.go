@@ -44,7 +44,7 @@ func TestPolynomialDecodeFormula(t *testing.T) {
 
 func TestFullyCachedPromptSkipsPrefill(t *testing.T) {
 	m := &Model{Kind: Polynomial, Speedup: 1, DecodeSpeedup: 1, KVTokens: 1024}
-	var b Batch
+	b := Batch{Steps: true}
 	b.Prefill(128, 0, 128) // nothing of the prompt left to compute
 	if d := m.Pass(&b, true, true); d.Prefill != 0 {
 		t.Errorf("prefill of a fully cached prompt = %v; want 0", d.Prefill)
@@ -70,7 +70,7 @@ func TestModeledDurationAppliesSpeedupAndZeroMeansUnscaled(t *testing.T) {
 // prefixes; the decode batch is every emitter.
 func TestMixedBatch(t *testing.T) {
 	m := &Model{Kind: Polynomial, Speedup: 1, DecodeSpeedup: 1, KVTokens: 10000}
-	var b Batch
+	b := Batch{Steps: true}
 	b.Prefill(0, 1000, 1000)   // whole prompt: ISL 1000, prefix 0
 	b.Prefill(500, 301, 2000)  // a chunk: ISL 801, prefix 500
 	b.Prefill(100, 1900, 2000) // after a cached prefix: ISL 2000, prefix 100
@@ -88,7 +88,7 @@ func TestMixedBatch(t *testing.T) {
 	}
 	// Without a pure decode step the emitters cost no decode time
 	// (docs/model/pass.md ("Pass timing")).
-	b.Reset()
+	b.Reset(true)
 	b.Prefill(0, 1000, 1000)
 	b.Emit(1000)
 	if d := m.Pass(&b, true, true); d.Decode != 0 {
@@ -96,7 +96,7 @@ func TestMixedBatch(t *testing.T) {
 	}
 	// Decode speedup scales decode time only, on top of the speedup.
 	m2 := &Model{Kind: Polynomial, Speedup: 2, DecodeSpeedup: 4, KVTokens: 10000}
-	b.Reset()
+	b.Reset(true)
 	b.Prefill(0, 1000, 1000)
 	b.DecodeStep(5000)
 	b.Emit(5001)

@@ -95,16 +95,22 @@ type Batch struct {
 	EmitLen  int64
 	// Decode is set when some request makes a pure decode step.
 	Decode bool
-	// steps holds the per-request work for the step models.
+	// steps holds the per-request work for the step models; only they
+	// need it (Steps).
 	steps stepBatch
+	Steps bool
 }
 
-// Reset empties b for a new pass.
-func (b *Batch) Reset() {
-	steps := b.steps
-	steps.reset()
-	*b = Batch{steps: steps}
+// Reset empties b for a new pass; steps says whether it keeps each
+// request's work (the step models need it, the polynomial does not).
+func (b *Batch) Reset(steps bool) {
+	s := b.steps
+	s.reset()
+	*b = Batch{steps: s, Steps: steps}
 }
+
+// NeedsSteps tells whether the model reads each request's work.
+func (m *Model) NeedsSteps() bool { return m.Kind == Roofline || m.Kind == TrainedPhysics }
 
 // Prefill adds a request that computes n tokens after before, with a prompt
 // of promptLen tokens (prefill work: docs/model/pass.md ("Pass timing")).
@@ -115,14 +121,18 @@ func (b *Batch) Prefill(before, n, promptLen int) {
 		b.TotalISL += int64(pb + pt)
 		b.TotalPref += int64(pb)
 	}
-	b.steps.prefill(before, n, promptLen)
+	if b.Steps {
+		b.steps.prefill(before, n, promptLen)
+	}
 }
 
 // DecodeStep adds a request that makes a pure decode step with before
 // tokens of context.
 func (b *Batch) DecodeStep(before int) {
 	b.Decode = true
-	b.steps.decode(before)
+	if b.Steps {
+		b.steps.decode(before)
+	}
 }
 
 // Emit adds a request of length n that emits a token at the pass end.
