@@ -58,7 +58,7 @@ func (c *RequestTable) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 					vgparent.AppendChild(vgn)
-					for vgiterkeyt, col := range state.TableColumns(c.view().PD) {
+					for vgiterkeyt, col := range state.TableColumns(c.view().PD, c.view().Workers) {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
 						col := col
@@ -129,6 +129,13 @@ func (c *RequestTable) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pd"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(state.PDCell(r))
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+						vgparent.AppendChild(vgn)
+						if !c.view().PD && c.view().Workers > 1 {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pd"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(state.WorkerCell(r))
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 						vgparent.AppendChild(vgn)

@@ -43,13 +43,29 @@ var Columns = []Column{
 // worker of each request.
 var PDColumn = Column{"pd", "prefill → decode"}
 
-// TableColumns are the columns of a run's table (pd: the run has P/D
-// roles).
-func TableColumns(pd bool) []Column {
-	if !pd {
-		return Columns
+// WorkerColumn is the extra column of an aggregated run on more than one
+// worker: the worker each request was routed to.
+var WorkerColumn = Column{"worker", "worker"}
+
+// WorkerCell is a row's "worker" cell in an aggregated run ("W2"; "–"
+// when it was never placed).
+func WorkerCell(r proto.Row) string {
+	if r.Prefill < 0 {
+		return "–"
 	}
-	return append(slices.Clip(Columns), PDColumn)
+	return "W" + strconv.Itoa(r.Prefill)
+}
+
+// TableColumns are the columns of a run's table (pd: the run has P/D
+// roles; workers: an aggregated run's workers when more than one, else 0).
+func TableColumns(pd bool, workers int) []Column {
+	switch {
+	case pd:
+		return append(slices.Clip(Columns), PDColumn)
+	case workers > 1:
+		return append(slices.Clip(Columns), WorkerColumn)
+	}
+	return Columns
 }
 
 // PDCell is a row's "prefill → decode" cell: the workers' indices in their
@@ -78,7 +94,7 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 			return cmp.Compare(a.Host, b.Host)
 		case "recomputed":
 			return cmp.Compare(a.Recomputed, b.Recomputed)
-		case "pd":
+		case "pd", "worker":
 			return cmp.Or(cmp.Compare(a.Prefill, b.Prefill), cmp.Compare(a.Decode, b.Decode))
 		}
 		return 0 // "id": request order
