@@ -206,6 +206,7 @@ func view(res *replay.Output) proto.View {
 	if a := res.Config.Engine.Workers.Aggregated; a != nil && a.Parallelism.Replicas > 1 {
 		v.Workers = a.Parallelism.Replicas // P/D runs have their own column
 	}
+	v.Connector = connectorOf(res.Config)
 	turns := map[int]*proto.Turn{}
 	for i := range res.Records {
 		r := &res.Records[i]

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/kvsim/kvsim/core/vtime"
+import (
+	"github.com/kvsim/kvsim/core/timing"
+	"github.com/kvsim/kvsim/core/vtime"
+)
 
 // A Config is one validated replay configuration with every default filled
 // in. The engine reads only this struct; it never sees YAML.
@@ -36,7 +39,11 @@ const (
 	FormatMooncake        = "mooncake"
 	FormatMooncakeDelta   = "mooncake-delta"
 	FormatAgenticMooncake = "agentic_mooncake"
+	FormatWeka            = "weka"
 )
+
+// Agentic reports whether a trace format is made of agentic plays.
+func Agentic(format string) bool { return format == FormatAgenticMooncake || format == FormatWeka }
 
 // A Source describes the request population.
 type Source struct {
@@ -55,7 +62,9 @@ type Source struct {
 	// trace
 	Paths     []string // as written in the config (resolve against Config.Dir)
 	Format    string
-	BlockSize int // tokens per trace hash block
+	BlockSize int // tokens per trace hash block; weka: 0 = the corpus's own
+	// NestedTimestampBasis is weka's auto, absolute or relative.
+	NestedTimestampBasis string
 }
 
 // Session is the synthetic-session shape.
@@ -135,6 +144,10 @@ type Engine struct {
 	EnableChunkedPrefill bool
 	Workers              Workers
 	KVTransfer           *KVTransfer // disaggregated only
+	// Arch is engine.model_config, or the catalog's entry for engine.model
+	// (nil when neither); GPU is the catalog's entry for engine.hardware.
+	Arch *timing.Arch
+	GPU  *timing.GPU
 	// Routing says how each pool places ready requests on its ranks
 	// (docs/model/engine.md ("Placement")).
 	Routing Routing
@@ -291,11 +304,17 @@ type KVCR struct {
 	Enabled bool
 }
 
-// Timing is the fixed pass-time model.
+// Timing is a role's pass-time model (docs/model/timing.md).
 type Timing struct {
-	Type      string // "fixed"
-	PrefillMs vtime.Time
-	DecodeMs  vtime.Time
+	Type      string // one of timing.Types
+	Kind      timing.Kind
+	PrefillMs vtime.Time // fixed
+	DecodeMs  vtime.Time // fixed
+	// SpeedupRatio and DecodeSpeedupRatio scale modelled times (not fixed
+	// and not the step models' own; 1 unless written).
+	SpeedupRatio, DecodeSpeedupRatio float64
+	// Step is the roofline or trained_physics model (nil otherwise).
+	Step *timing.Step
 }
 
 // Timing modes of a P/D KV transfer.

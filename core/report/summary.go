@@ -125,7 +125,6 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 	// samples of a profiled pair of §E runs).
 	ttft, e2e := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
 	ttst, tpot := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
-	itl := map[float64]int{}
 	var reused, firstReused int64
 	for i := range recs {
 		r := &recs[i]
@@ -153,7 +152,6 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 			ttst = append(ttst, float64(r.SecondTokenMs-r.FirstTokenMs))
 			tpot = append(tpot, float64(r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
 		}
-		r.EachGap(func(ms vtime.Time, n int) { itl[float64(ms)] += n })
 	}
 	if s.DurationMs > 0 {
 		sec := s.DurationMs / 1000
@@ -167,7 +165,7 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 		s.FirstAdmissionPrefixCacheReusedRatio = float64(firstReused) / float64(s.TotalInputTokens)
 	}
 	s.TTFT, s.TTST, s.TPOT, s.E2E = dist(ttft), dist(ttst), dist(tpot), dist(e2e)
-	s.ITL = histDist(itl)
+	s.ITL = itlDist(recs)
 	s.MaxITL = s.ITL.Max
 	s.GPUHours = float64(run.GPUs) * s.DurationMs / 3.6e6
 	s.Workers = perWorker(recs, run.Workers)
@@ -240,6 +238,59 @@ func dist(v []float64) Dist {
 		P95: at(95), P99: at(99), Std: math.Sqrt(ss / float64(n))}
 }
 
+// itlDist is the distribution of the inter-token gaps of the completed
+// records. Records that share one table of gap values (a run's) are counted
+// by value id in an array; others (records made one by one) by value.
+func itlDist(recs []Request) Dist {
+	var shared *GapValues
+	for i := range recs {
+		r := &recs[i]
+		if !r.Completed() || (r.gapRun == 0 && len(r.gaps) == 0) {
+			continue
+		}
+		if r.values == nil || (shared != nil && r.values != shared) {
+			return histDist(gapHistogram(recs))
+		}
+		shared = r.values
+	}
+	if shared == nil {
+		return Dist{}
+	}
+	counts := make([]int, 0, shared.Len())
+	for i := range recs {
+		if r := &recs[i]; r.Completed() {
+			r.eachGapID(func(id uint32, n int) {
+				for int(id) >= len(counts) {
+					counts = append(counts, 0)
+				}
+				counts[id] += n
+			})
+		}
+	}
+	h := make(map[float64]int, len(counts))
+	keys := make([]float64, 0, len(counts))
+	for id, n := range counts {
+		if n > 0 {
+			k := float64(shared.Value(uint32(id)))
+			keys = append(keys, k)
+			h[k] = n
+		}
+	}
+	return sortedHistDist(keys, h)
+}
+
+// gapHistogram is the inter-token gaps of the completed records as value →
+// count.
+func gapHistogram(recs []Request) map[float64]int {
+	itl := map[float64]int{}
+	for i := range recs {
+		if r := &recs[i]; r.Completed() {
+			r.EachGap(func(ms vtime.Time, n int) { itl[float64(ms)] += n })
+		}
+	}
+	return itl
+}
+
 // histDist is dist over samples given as value → count (inter-token gaps
 // take few distinct values, so this stays exact and small).
 func histDist(h map[float64]int) Dist {
@@ -249,6 +300,14 @@ func histDist(h map[float64]int) Dist {
 	keys := make([]float64, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
+	}
+	return sortedHistDist(keys, h)
+}
+
+// sortedHistDist is histDist with the keys of h given (in any order).
+func sortedHistDist(keys []float64, h map[float64]int) Dist {
+	if len(keys) == 0 {
+		return Dist{}
 	}
 	// Sum in sorted order: map order would make the last bits vary by run.
 	sort.Float64s(keys)

@@ -182,6 +182,10 @@ func (r *recorder) ConnectorEvent(ev connector.Event) {
 		x.What = "complete"
 	case connector.EvFence:
 		x.What, x.At = "fence", ev.Until
+	case connector.EvStartLoad:
+		x.What, x.Kind = "start_load", ev.Start.String()
+	case connector.EvStoreRetry:
+		x.What = "store_retry"
 	default:
 		return
 	}
@@ -207,6 +211,10 @@ func (r *recorder) SchedulerEvent(ev scheduler.Event) {
 		x.What = "finish"
 	case scheduler.EvReject:
 		x.What = "reject"
+	case scheduler.EvCancel:
+		x.What = "cancel"
+	case scheduler.EvAdmissionWait:
+		x.What = "admission_wait"
 	}
 	r.o.Ev = append(r.o.Ev, x)
 }
