@@ -35,6 +35,15 @@ func TestRoutingExample(t *testing.T) {
 			break
 		}
 	}
+	// Where each session went: 8 sessions × 6 turns, each cell a worker
+	// with its tint; round robin moves session s0 between workers.
+	place := eval[[]string](tb, `[...document.querySelectorAll('#placement tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
+	if len(place) != 8 || !strings.HasPrefix(place[0], "s0|W") || strings.Count(place[0], "|") != 6 {
+		t.Errorf("placement rows %q", place)
+	}
+	if !eval[bool](tb, `document.querySelector('#placement tbody td.pd').style.background !== ''`) {
+		t.Error("placement cells have no worker tint")
+	}
 	tb.shot("21-routing-example-R4")
 	tb.singleMode()
 	tb.do(chromedp.Click(chromedp.ID("routing-least_loaded")))

@@ -81,7 +81,7 @@ var Examples = []*Example{
 		Text: []string{
 			"The eight agent sessions now run six at a time on four workers, each with a G1 of 64 blocks and its own 192-block G2 tier.",
 			"Round robin sends consecutive turns of a session to different workers, where neither G1 nor the private G2 holds its history: it reuses 0.5741 of the input and recomputes 11,776 tokens.",
-			"The KV router sends each turn where its prefix is cached (Dynamo's cost: prefill blocks to compute plus decode load): it reuses 0.7523, recomputes 7,010 tokens, and the mean TTFT falls from 6.69 ms to 2.81 ms. The request table's worker column shows where each turn went.",
+			"The KV router sends each turn where its prefix is cached (Dynamo's cost: prefill blocks to compute plus decode load): it reuses 0.7523, recomputes 7,010 tokens, and the mean TTFT falls from 6.69 ms to 2.81 ms. The table \"Where each session went\", under the requests, shows round robin moving every session between two workers.",
 		},
 		Config: "connectors.yaml",
 		Sets: [][2]string{

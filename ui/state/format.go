@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/wasm/proto"
@@ -106,4 +107,63 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 		return by(a, b)
 	})
 	return out
+}
+
+// A PlacementRow is one session of the "where each session went" table:
+// the worker of each turn ("W2"; "–" for a turn never placed).
+type PlacementRow struct {
+	Session string
+	Workers []string
+}
+
+// SessionPlacement is where each session's turns went in an aggregated
+// run on several workers: the first maxSessions sessions (in request
+// order), their first maxTurns turns; more tells whether any was left
+// out; turns is the widest row's turn count.
+func SessionPlacement(rows []proto.Row, maxSessions, maxTurns int) (out []PlacementRow, turns int, more bool) {
+	at := map[string]int{}
+	for _, r := range rows {
+		i, ok := at[r.Session]
+		if !ok {
+			if len(out) == maxSessions {
+				more = true
+				continue
+			}
+			i = len(out)
+			at[r.Session] = i
+			out = append(out, PlacementRow{Session: r.Session})
+		}
+		if r.Turn >= maxTurns {
+			more = true
+			continue
+		}
+		p := &out[i]
+		for len(p.Workers) <= r.Turn {
+			p.Workers = append(p.Workers, "–")
+		}
+		p.Workers[r.Turn] = WorkerCell(r)
+		turns = max(turns, len(p.Workers))
+	}
+	return out, turns, more
+}
+
+// TurnHeaders are the placement table's turn columns: "t0", "t1", ….
+func TurnHeaders(n int) []string {
+	h := make([]string, n)
+	for i := range h {
+		h[i] = "t" + strconv.Itoa(i)
+	}
+	return h
+}
+
+// workerTints are light Okabe–Ito tints, one per worker (cycled).
+var workerTints = []string{"#fbe3b8", "#cfe6f6", "#c9ece0", "#f9f3bf", "#c6dcf0", "#f8d5c2", "#efd6e6"}
+
+// WorkerStyle is a placement cell's background: one tint per worker.
+func WorkerStyle(cell string) string {
+	n, err := strconv.Atoi(strings.TrimPrefix(cell, "W"))
+	if err != nil || !strings.HasPrefix(cell, "W") {
+		return ""
+	}
+	return "background:" + workerTints[n%len(workerTints)]
 }

@@ -344,3 +344,24 @@ func TestWorkerColumn(t *testing.T) {
 		t.Error("WorkerCell")
 	}
 }
+
+// TestSessionPlacement: one row per session in request order, one cell
+// per turn; sessions and turns beyond the limits are left out and said so.
+func TestSessionPlacement(t *testing.T) {
+	rows := []proto.Row{
+		{Session: "a", Turn: 0, Prefill: 0, Decode: -1}, {Session: "b", Turn: 0, Prefill: 1, Decode: -1},
+		{Session: "a", Turn: 1, Prefill: 2, Decode: -1}, {Session: "c", Turn: 0, Prefill: 1, Decode: -1},
+		{Session: "a", Turn: 3, Prefill: 0, Decode: -1},
+	}
+	got, turns, more := SessionPlacement(rows, 2, 3)
+	want := []PlacementRow{{"a", []string{"W0", "W2"}}, {"b", []string{"W1"}}}
+	if !reflect.DeepEqual(got, want) || turns != 2 || !more {
+		t.Errorf("got %v %d %v; want %v 2 true", got, turns, more, want)
+	}
+	if _, _, more := SessionPlacement(rows[:3], 5, 5); more {
+		t.Error("nothing left out, yet more")
+	}
+	if WorkerStyle("W1") == "" || WorkerStyle("–") != "" || len(TurnHeaders(3)) != 3 {
+		t.Error("WorkerStyle / TurnHeaders")
+	}
+}
