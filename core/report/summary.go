@@ -33,8 +33,8 @@ type Run struct {
 	G2      *G2      // nil without host offload
 	Domains []Domain // shared pools only
 	G3      *G3      // nil without G3
-	// KVCR is set when a role enables kvcr; round-robin placement never
-	// produces a peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
+	// KVCR is set when a role enables kvcr; no routing policy produces a
+	// peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
 	KVCR bool
 	// Workers has one zeroed entry per worker of each pool when a pool
 	// routes by a policy other than round robin and the run has more than

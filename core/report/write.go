@@ -75,7 +75,7 @@ func SummaryJSON(s Summary) []byte {
 		o.raw("g3_offload", g3o.end())
 	}
 	if s.KVCR {
-		// kvcr is accepted but never pulls under round-robin placement.
+		// kvcr is accepted but never pulls: no routing policy gives a peer hint.
 		o.int("kvcr_pulls", 0)
 		o.int("kvcr_pulled_blocks", 0)
 	}

@@ -62,6 +62,9 @@ type View struct {
 	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.
 	PD bool `json:"pd,omitempty"`
+	// Workers is the aggregated run's worker count when it has more than
+	// one (0 otherwise): the request table then names each request's.
+	Workers int `json:"workers,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// Rows travel separately, in the binary form of EncodeRows: decoding
