@@ -22,6 +22,7 @@ type agenticState struct {
 	waiting    []int32         // per global request: dependencies not yet met; released = -2
 	readyAt    []vtime.Time    // per global request: latest dependency release
 	open       []int32         // per play: requests neither terminal nor unreachable
+	started    []bool          // per play: started (startPlay)
 }
 
 // An agenticEdge is one dependency seen from the request it releases:
@@ -39,8 +40,8 @@ const released = -2
 func checkAgentic(cfg *config.Config) error {
 	l := cfg.Traffic.Load
 	switch {
-	case l.AgenticProfile != nil:
-		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: continuous agentic profiles")
+	case l.AgenticProfile != nil && cfg.Engine.Mode == config.ModeDisaggregated:
+		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: agentic profiles on prefill/decode workers (their requests cannot be canceled yet)")
 	}
 	return nil
 }
@@ -66,7 +67,8 @@ func (e *Engine) Snapshots() []trace.Cut { return e.cuts }
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
 	a := &agenticState{dependents: make([][]agenticEdge, n), onDispatch: make([][]agenticEdge, n),
-		waiting: make([]int32, n), readyAt: make([]vtime.Time, n), open: make([]int32, len(e.wl.Sessions))}
+		waiting: make([]int32, n), readyAt: make([]vtime.Time, n), open: make([]int32, len(e.wl.Sessions)),
+		started: make([]bool, len(e.wl.Sessions))}
 	for s := range e.wl.Sessions {
 		ws := &e.wl.Sessions[s]
 		first := e.sessions[s].first
@@ -98,6 +100,7 @@ func (e *Engine) initAgentic() {
 func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
 	first := e.sessions[s].first
+	e.agentic.started[s] = true
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
 		switch {
@@ -118,16 +121,30 @@ func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) 
 	a.open[s]--
 	if e.preparation(s) {
 		e.prepDone(s, int(r.Turn), completed)
+	} else if e.prof != nil {
+		e.profileEnded(s, at, completed)
 	}
 	if completed {
 		e.release(a.dependents[i], s, at)
 	} else {
 		e.unreachable(i, s)
 	}
+	if a.open[s] == 0 {
+		e.playEnded(s, at)
+	}
+}
+
+// playEnded hands an ended play's lane on: a preparation play counts
+// towards the barrier, a profile lane takes its next instance while
+// admission is open, otherwise the driver starts the next play.
+func (e *Engine) playEnded(s int, at vtime.Time) {
 	switch {
-	case a.open[s] > 0:
 	case e.preparation(s):
 		e.prepPlayDone(at)
+	case e.prof != nil:
+		if err := e.profilePlayDone(at); err != nil && e.runErr == nil {
+			e.runErr = err
+		}
 	default:
 		e.driver.SessionDone(at, e.startSession)
 	}

@@ -14,6 +14,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"path"
 
@@ -76,7 +77,22 @@ func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Run(); err != nil {
+	// An agentic profile builds a number of play instances; when the run
+	// needs more, it is replayed (deterministically) with four times as many.
+	for err = e.Run(); errors.Is(err, engine.ErrProfileBudget); err = e.Run() {
+		if opts.ProfilePlays <= 0 {
+			opts.ProfilePlays = engine.DefaultProfileBudget(cfg.Traffic.Load.AgenticLanes)
+		}
+		opts.ProfilePlays *= 4
+		if opts.Observer != nil {
+			return nil, cfg.Refuse("traffic.load.agentic_profile", fmt.Sprintf(
+				"not supported yet: recording the passes of a profile that needs more than %d play instances", opts.ProfilePlays/4))
+		}
+		if e, err = engine.New(cfg, wl, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	res := &Result{Config: cfg, Engine: e, Records: e.Records}
