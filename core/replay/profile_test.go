@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -164,5 +165,46 @@ func TestProfileDefaults(t *testing.T) {
 				t.Errorf("summary: %d completed; want %d", got, c.successful)
 			}
 		})
+	}
+}
+
+// TestAgenticReportSections: prediction.json carries the snapshot cuts,
+// the warmup's phases and the profile as top-level sections beside the
+// summary, computed from the run (docs/model/agentic.md ("Report")).
+func TestAgenticReportSections(t *testing.T) {
+	res := runText(t, agentxConfig("weka", "dp_rank_local"), agentxTrace("weka"), snapshotSets(
+		"traffic.load.agentic_warmup=true", "traffic.load.agentic_profile={duration_seconds: 0.7, response_grace_seconds: 0}")...)
+	var doc struct {
+		Snapshots []struct {
+			Seed    uint64  `json:"seed"`
+			TStarMs float64 `json:"t_star_ms"`
+			History int     `json:"history_requests"`
+		} `json:"agentic_snapshots"`
+		Phases struct {
+			Phase          string  `json:"phase"`
+			ProfileStartMs float64 `json:"profile_start_ms"`
+			Lanes          []struct {
+				WarmupCompleted int `json:"warmup_completed"`
+			} `json:"lanes"`
+		} `json:"agentic_phases"`
+		Profile struct {
+			CutoffMs     float64 `json:"admission_cutoff_ms"`
+			FinishedAtMs float64 `json:"finished_at_ms"`
+			PlaysStarted int     `json:"plays_started"`
+		} `json:"agentic_profile"`
+	}
+	if err := json.Unmarshal(res.PredictionJSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	cut := res.Engine.Snapshots()[0]
+	if len(doc.Snapshots) != 1 || doc.Snapshots[0].Seed != snapshotSeed || doc.Snapshots[0].TStarMs != float64(cut.TStarMs) ||
+		doc.Snapshots[0].History != 1 {
+		t.Errorf("agentic_snapshots %+v; want seed %d, t* %v, 1 historical request", doc.Snapshots, snapshotSeed, cut.TStarMs)
+	}
+	if doc.Phases.Phase != "profile" || doc.Phases.ProfileStartMs != 22 || len(doc.Phases.Lanes) != 1 || doc.Phases.Lanes[0].WarmupCompleted != 10 {
+		t.Errorf("agentic_phases %+v; want the profile phase from 22 ms, 10 warmups", doc.Phases)
+	}
+	if doc.Profile.CutoffMs != 722 || doc.Profile.FinishedAtMs != 722 || doc.Profile.PlaysStarted != 3 {
+		t.Errorf("agentic_profile %+v; want the cutoff and finish at 722 ms, 3 plays", doc.Profile)
 	}
 }

@@ -69,6 +69,8 @@ type Summary struct {
 	Domains                                          []Domain
 	KVCR                                             bool
 	G3                                               *G3
+	// Agentic holds the agentic load controls' sections (nil without them).
+	Agentic *Agentic
 }
 
 // G3 is the storage tier's activity (docs/model/g3.md ("Report")).

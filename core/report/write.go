@@ -95,6 +95,9 @@ func SummaryJSON(s Summary) []byte {
 func PredictionJSON(s Summary) []byte {
 	o := newObj(nil)
 	o.raw("summary", SummaryJSON(s))
+	if s.Agentic != nil {
+		appendAgentic(o, s.Agentic)
+	}
 	return append(o.end(), '\n')
 }
 
