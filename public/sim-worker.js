@@ -7,9 +7,33 @@
 // serves requests with kvsimHandle, which posts progress replies while a
 // job runs and returns one reply per request. Cancelling a job means
 // terminating this worker (the page starts another).
+//
+// The Go program can stop for good: it exits (a fatal error such as
+// running out of memory), or a call into it throws (a wasm trap; the bridge
+// itself never throws). Then this worker answers nothing any more but one
+// "dead" reply naming the request it was serving, and the page replaces
+// it (docs/ui.md, "When the worker dies").
 importScripts('../wasm_exec.js');
 
 let ready = null;
+let dead = ''; // why the Go program stopped ('' while it runs)
+
+// die posts the one "dead" reply; id is the request being served (0: none).
+function die(why, id) {
+  if (dead) return;
+  dead = why;
+  indexing = 0;
+  reply({ json: JSON.stringify({ type: 'dead', id, error: { kind: 'internal', msg: why } }) });
+}
+
+// requestID is the id of a request envelope (0 when it has none).
+function requestID(m) {
+  try {
+    return JSON.parse(m.json).id || 0;
+  } catch (e) {
+    return 0;
+  }
+}
 
 // reply posts an envelope; its binary payloads move instead of being copied.
 function reply(env) {
@@ -38,8 +62,19 @@ function start(module) {
     : fetch('../sim.wasm').then((r) => r.arrayBuffer())
         .then((b) => WebAssembly.instantiate(b, go.importObject)).then((r) => r.instance);
   ready = instance.then((inst) => {
-    go.run(inst); // main registers kvsimHandle, then parks
-    reply({ json: JSON.stringify({ type: 'ready', id: 0 }) });
+    // main registers kvsimHandle, then parks; the promise settles only
+    // when the Go program exits
+    go.run(inst).then(() => die('the simulator exited', 0), (e) => die('the simulator stopped: ' + e, 0));
+    // the ready reply carries what the page needs before any run (the
+    // connector profiles' policies)
+    let r;
+    try {
+      r = self.kvsimHandle({ json: JSON.stringify({ op: 'init', id: 0 }) });
+      delete r.next;
+    } catch (e) {
+      r = { json: JSON.stringify({ type: 'ready', id: 0 }) };
+    }
+    reply(r);
   });
   ready.catch((e) => reply(failure({ json: '{"op":"run"}' }, 'sim.wasm did not start: ' + e)));
 }
@@ -59,7 +94,8 @@ tick.port1.onmessage = () => {
   try {
     r = self.kvsimHandle(m);
   } catch (err) {
-    r = failure(m, err);
+    die('the simulator stopped: ' + err, id);
+    return;
   }
   const next = r.next;
   delete r.next;
@@ -79,11 +115,13 @@ onmessage = async (e) => {
   }
   if (!ready) start(null);
   await ready;
+  if (dead) return; // the page has been told and replaces this worker
   let out;
   try {
     out = self.kvsimHandle(m, (p) => reply(p));
   } catch (err) {
-    out = failure(m, err);
+    die('the simulator stopped: ' + err, requestID(m));
+    return;
   }
   const next = out.next;
   delete out.next;

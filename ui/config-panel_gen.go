@@ -96,6 +96,14 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(state.ConnectorLabel(k))
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						if c.page.PolicyLine(k) != "" {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "small", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "policy muted"}}}
+							vgparent.AppendChild(vgn)
+							vgn.AddAttrInterface("id", "policy-"+k)
+							vgn.SetInnerHTML(c.page.PolicyLine(k))
+						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
 					}

@@ -35,6 +35,10 @@ type Root struct {
 	Runs    *RunView
 	Sweep   *SweepView
 
+	// Policies are the connector profiles' policies, from the worker's
+	// ready reply (built from the rules table; empty until it answers).
+	Policies []proto.Policy
+
 	seq int // the last message id
 }
 
@@ -156,6 +160,10 @@ func (c *Root) PickExample(id string) {
 func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	defer c.guard()
 	render = true
+	if m.Type == proto.MsgDead {
+		c.workerDied(m)
+		return render
+	}
 	if m.Error != nil && m.ID == 0 {
 		// not the answer to a request: the worker cannot serve at all
 		c.workerFailed(m)
@@ -163,6 +171,9 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	}
 	switch m.Type {
 	case proto.MsgReady:
+		if m.Ready != nil {
+			c.Policies = m.Ready.Policies
+		}
 		c.Runs.ready()
 	case proto.MsgProgress, proto.MsgResult, proto.MsgFile:
 		render = c.Runs.deliver(m)
@@ -189,6 +200,23 @@ func (c *Root) workerFailed(m WorkerMsg) {
 		return
 	}
 	c.Runs.workerFailed(m.Error.Msg)
+}
+
+// workerDied replaces a worker whose Go program stopped (it exited, ran
+// out of memory, or a call into it threw; sim-worker.js tells): the run
+// worker at once, so the next Run works; the sweep's workers when the
+// next sweep starts.
+func (c *Root) workerDied(m WorkerMsg) {
+	why := "it stopped"
+	if m.Error != nil {
+		why = m.Error.Msg
+	}
+	if m.Worker >= 0 {
+		c.host.StopSweep()
+		c.Sweep.failed("A sweep worker stopped (" + why + "); the sweep's results are lost. Press Run sweep to try again.")
+		return
+	}
+	c.Runs.workerDied(why)
 }
 
 // Key handles the page's keyboard shortcuts; it tells whether the key was
@@ -242,4 +270,13 @@ func (c *Root) tabClass(v string) string {
 		return "tab on"
 	}
 	return "tab"
+}
+
+// PolicyLine is a connector profile's policy in one line ("" until the
+// worker has answered).
+func (c *Root) PolicyLine(connector string) string {
+	if p := state.PolicyOf(c.Policies, connector); p != nil {
+		return p.Line
+	}
+	return ""
 }

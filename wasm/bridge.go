@@ -203,6 +203,7 @@ func view(res *replay.Output) proto.View {
 		Rejected: s.RejectedRequests, Preemptions: s.Preemptions, DurationMs: s.DurationMs, HasHost: s.G2 != nil,
 		InputTokens: s.TotalInputTokens}
 	v.Passes = res.Stats.Passes
+	v.Connector = connectorOf(res.Config)
 	turns := map[int]*proto.Turn{}
 	for i := range res.Records {
 		r := &res.Records[i]

@@ -21,6 +21,12 @@ const (
 	MsgFile     = "file"     // FileReply: a report file
 	MsgIndex    = "index"    // IndexReply: the pass index grows
 	MsgFrame    = "frame"    // FrameReply: one pass per variant
+	// MsgDead: the worker's Go program stopped (it exited, ran out of
+	// memory, or a call into it threw) and cannot answer again; ID is the
+	// request it was serving (0: none), Error says what sim-worker.js saw.
+	// The page replaces the worker. sim-worker.js posts it, never the
+	// bridge.
+	MsgDead = "dead"
 )
 
 // Operations (Request.Op) the page asks of the worker.
@@ -52,6 +58,8 @@ type View struct {
 	DurationMs  float64 `json:"duration_ms"`
 	Passes      int64   `json:"passes"`
 	HasHost     bool    `json:"has_host"`
+	// Connector is the run's G2 connector profile ("" without G2).
+	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.
 	PD bool `json:"pd,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
