@@ -36,16 +36,6 @@ type agenticEdge struct {
 // was, in the arrivals heap): nothing can make it unreachable any more.
 const released = -2
 
-// checkAgentic rejects the agentic controls kvsim does not model yet.
-func checkAgentic(cfg *config.Config) error {
-	l := cfg.Traffic.Load
-	switch {
-	case l.AgenticProfile != nil && cfg.Engine.Mode == config.ModeDisaggregated:
-		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: agentic profiles on prefill/decode workers (their requests cannot be canceled yet)")
-	}
-	return nil
-}
-
 // snapshot replaces an agentic workload by its snapshot plays when
 // agentic_snapshot is set (trace.Snapshot; docs/model/agentic.md
 // ("Snapshot")).

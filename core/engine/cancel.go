@@ -17,10 +17,10 @@ import (
 
 // Cancel cancels request i (its global index) now. It reports whether the
 // request was outstanding: dispatched and not ended. Only aggregated
-// workers are supported.
+// workers and P/D are supported.
 func (e *Engine) Cancel(i int) bool {
 	rec := &e.Records[i]
-	if !rec.DispatchedMs.IsSet() || rec.Status != "" || e.pd {
+	if !rec.DispatchedMs.IsSet() || rec.Status != "" {
 		return false
 	}
 	rec.Status = report.StatusCanceled
@@ -44,6 +44,14 @@ func (e *Engine) applyCancels(now vtime.Time) bool {
 	for _, i := range e.cancels {
 		r := &e.reqs[i]
 		rec := &e.Records[i]
+		if e.pd {
+			if !e.cancelPD(i, now) {
+				kept = append(kept, i)
+			} else {
+				changed = true
+			}
+			continue
+		}
 		rk := e.ranks[rec.Routing[len(rec.Routing)-1].Schedule]
 		w := e.workers[rk.Worker]
 		switch {
@@ -65,4 +73,56 @@ func (e *Engine) applyCancels(now vtime.Time) bool {
 	}
 	e.cancels = kept
 	return changed
+}
+
+// cancelPD aborts a canceled P/D request where it is (docs/model/agentic.md
+// ("Cancellation")): on its prefill rank; waiting for a decode reservation
+// (the reservation request is dropped and the source released); in a KV
+// transfer (the transfer completes and the decode side then drops the
+// request: completeHandoff); or on its decode rank. It reports whether the
+// cancel is done (false: a rank's pass is in flight, retry at its end).
+func (e *Engine) cancelPD(i int32, now vtime.Time) bool {
+	rec := &e.Records[i]
+	src, d := &e.reqs[i], &e.reqsD[i]
+	switch {
+	case !rec.SourceHeldMs.IsSet(): // still on its prefill rank
+		rk := e.ranks[rec.Routing[0].Schedule]
+		if src.Status == request.Finished || src.Status == request.Rejected {
+			return true // commit handles a prefill that finished in the pass
+		}
+		return e.abortOn(rk, src, now)
+	case !rec.DestinationActivatedMs.IsSet():
+		dr := e.ranks[rec.Routing[len(rec.Routing)-1].Schedule]
+		for k, x := range e.pending[dr.Index] {
+			if x == d {
+				e.pending[dr.Index] = append(e.pending[dr.Index][:k], e.pending[dr.Index][k+1:]...)
+				sr := e.srcRank[i]
+				sr.ReleaseSource(src, now)
+				e.srcRank[i] = nil
+				e.workers[sr.Worker].poked = true
+				return true
+			}
+		}
+		return true // its KV transfer is in flight: completeHandoff drops it
+	default:
+		if d.Status == request.Finished || d.Status == request.Rejected {
+			return true
+		}
+		return e.abortOn(e.ranks[rec.Routing[len(rec.Routing)-1].Schedule], d, now)
+	}
+}
+
+// abortOn cancels r on rk unless rk's pass is in flight.
+func (e *Engine) abortOn(rk *Rank, r *request.Request, now vtime.Time) bool {
+	w := e.workers[rk.Worker]
+	if w.busy {
+		return false
+	}
+	if rk.Rank.Cancel(r, now) {
+		w.poked = true
+		if e.opts.Check && e.checkErr == nil {
+			e.checkErr = e.check(rk)
+		}
+	}
+	return true
 }

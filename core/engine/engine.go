@@ -198,9 +198,6 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	var cuts []trace.Cut
 	plays := 0 // agentic profile plays (the lanes' plays and instances)
 	if wl.Agentic {
-		if err := checkAgentic(cfg); err != nil {
-			return nil, err
-		}
 		src := wl
 		var err error
 		if wl, cuts, err = snapshot(cfg, wl); err != nil {
@@ -937,10 +934,17 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 	}
 	if rk.Role == config.RolePrefill {
 		for _, r := range res.Finished {
+			if e.Records[r.Index].Status == report.StatusCanceled {
+				rk.ReleaseSource(r, end) // canceled during its prefill
+				continue
+			}
 			e.sourceHeld(rk, r, end)
 		}
 		for _, r := range res.Rejected {
 			rec := &e.Records[r.Index]
+			if rec.Status != "" {
+				continue
+			}
 			rec.Status = report.StatusRejected
 			rec.TerminalMs = end
 			e.turnDone(r, end, false)

@@ -208,3 +208,25 @@ func TestAgenticReportSections(t *testing.T) {
 		t.Errorf("agentic_profile %+v; want the cutoff and finish at 722 ms, 3 plays", doc.Profile)
 	}
 }
+
+// TestAgentxProfilePD runs the two profile cases of dynamo's
+// test_agentx_g2.py on one prefill and one decode worker sharing a
+// cluster_shared G2 (aisimulate supports 1P1D profiles): the recycled
+// profile stops at its cutoff with nothing in flight, and the restore that
+// waits 2,000 ms for H2D on the prefill rank is canceled at the cutoff.
+func TestAgentxProfilePD(t *testing.T) {
+	text := agentxTrace("weka")
+	res := runText(t, pdConfig(1), text, snapshotSets("traffic.load.agentic_warmup=true",
+		"traffic.load.agentic_profile={duration_seconds: 0.7, response_grace_seconds: 0}")...)
+	p := res.Engine.Profile()
+	if !near(p.CutoffMs-p.StartMs, 700) || p.FinishedAtMs != p.CutoffMs || p.PlaysStarted <= 1 || p.ClientInFlight != 0 {
+		t.Errorf("recycled P/D profile %+v", *p)
+	}
+	res = runText(t, pdConfig(1), text, snapshotSets("traffic.load.agentic_warmup=true",
+		"engine.workers.prefill.kv_cache.host_offload.h2d_bandwidth_gbps=0.001",
+		"traffic.load.agentic_profile={duration_seconds: 0.25, response_grace_seconds: 0}")...)
+	p = res.Engine.Profile()
+	if p.Canceled != 1 || p.ClientInFlight != 0 || !near(p.FinishedAtMs, p.StartMs+250) {
+		t.Errorf("P/D cancel profile %+v: want one cancel, finished 250 ms after the start", *p)
+	}
+}

@@ -53,14 +53,18 @@ func randomWeka(rng *rand.Rand, n int) string {
 }
 
 // TestWekaRandomRuns runs random weka corpora through every agentic load
-// control with the invariant checker on every pass: no run fails, stalls
+// control, aggregated and P/D, with the invariant checker on every pass: no run fails, stalls
 // or loses a request (every issued request ends, completed or canceled).
 func TestWekaRandomRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 60 {
 		text := randomWeka(rng, 1+rng.IntN(3))
 		scope := []string{"", "dp_rank_local", "cluster_shared"}[rng.IntN(3)]
-		cfg := strings.Replace(agentxConfig("weka", scope), "agentic_lanes: 1", fmt.Sprintf("agentic_lanes: %d", 1+rng.IntN(3)), 1)
+		cfg := agentxConfig("weka", scope)
+		if rng.IntN(3) == 0 {
+			cfg = pdConfig(1)
+		}
+		cfg = strings.Replace(cfg, "agentic_lanes: 1", fmt.Sprintf("agentic_lanes: %d", 1+rng.IntN(3)), 1)
 		cfg = strings.Replace(cfg, "capacity: {type: fixed, blocks: 3}", "capacity: {type: fixed, blocks: 64}", 1)
 		cfg = strings.Replace(cfg, ", nested_timestamp_basis: absolute", "", 1)
 		sets := []string{}
