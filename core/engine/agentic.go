@@ -91,6 +91,9 @@ func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
 	first := e.sessions[s].first
 	e.agentic.started[s] = true
+	if p := e.prof; p != nil && s < p.plays {
+		p.playSince[s] = at // its tree guard counts from its start
+	}
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
 		switch {

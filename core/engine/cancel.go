@@ -25,6 +25,7 @@ func (e *Engine) Cancel(i int) bool {
 	}
 	rec.Status = report.StatusCanceled
 	rec.TerminalMs = e.now
+	e.canceled++
 	e.cancels = append(e.cancels, int32(i))
 	e.applyCancels(e.now)
 	r := &e.reqs[i]

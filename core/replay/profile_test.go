@@ -230,3 +230,35 @@ func TestAgentxProfilePD(t *testing.T) {
 		t.Errorf("P/D cancel profile %+v: want one cancel, finished 250 ms after the start", *p)
 	}
 }
+
+// TestProfileTreeGuard: a play's tree idle guard (300 s by default)
+// shortens its own idle timers while the global guard (here longer than
+// the profile) does not fire. Each instance of a weka play whose second
+// request starts 400 s after the first (in another stream, held by a
+// replay barrier on the first) runs it 300,002 ms after the first: 300 s
+// after the first ended, 2 ms after it started.
+func TestProfileTreeGuard(t *testing.T) {
+	trace := `{"id":"p","block_size":4,"hash_id_scope":"local","requests":[` +
+		`{"t":0,"type":"s","model":"m","in":4,"out":1,"hash_ids":[1]},` +
+		`{"t":400,"type":"s","model":"m","in":4,"out":1,"hash_ids":[2]}]}` + "\n"
+	res := runText(t, agentxConfig("weka", ""), trace, snapshotSets(
+		"traffic.load.agentic_profile={duration_seconds: 2000, global_idle_cap_seconds: 5000}")...)
+	p := res.Engine.Profile()
+	starts := map[string]float64{}
+	for _, r := range res.Records {
+		if r.DispatchedMs.IsSet() {
+			starts[r.RequestID] = float64(r.ArrivalMs)
+		}
+	}
+	for _, s := range p.IdleShifts {
+		if s.Play < 0 {
+			t.Errorf("global guard fired: %+v", s)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		a, b := starts[fmt.Sprintf("play%d:p:outer:0", k)], starts[fmt.Sprintf("play%d:p:outer:1", k)]
+		if d := b - a - 300_002; d > 1e-6 || d < -1e-6 {
+			t.Errorf("instance %d: outer:0 at %v, outer:1 at %v; want 300,002 ms apart", k, a, b)
+		}
+	}
+}
