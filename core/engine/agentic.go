@@ -92,7 +92,7 @@ func (e *Engine) startPlay(s int, at vtime.Time) {
 	first := e.sessions[s].first
 	e.agentic.started[s] = true
 	if p := e.prof; p != nil && s < p.plays {
-		p.playSince[s] = at // its tree guard counts from its start
+		p.playStarted(s, at)
 	}
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
@@ -135,6 +135,7 @@ func (e *Engine) playEnded(s int, at vtime.Time) {
 	case e.preparation(s):
 		e.prepPlayDone(at)
 	case e.prof != nil:
+		e.prof.playEnded(s)
 		if err := e.profilePlayDone(at); err != nil && e.runErr == nil {
 			e.runErr = err
 		}

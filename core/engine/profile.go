@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/trace"
@@ -57,6 +58,7 @@ type profileState struct {
 	idleSince   vtime.Time   // when outstanding last became 0
 	playSince   []vtime.Time // per play: when its outstanding last became 0
 	canceled    bool         // the grace end has been applied
+	active      []int        // plays started and not ended (at most one per lane)
 	lastEnd     vtime.Time   // latest terminal time of a profile request
 }
 
@@ -154,8 +156,8 @@ func (e *Engine) guard() (vtime.Time, int) {
 		}
 	}
 	a := e.agentic
-	for s := range p.plays {
-		if p.perPlay[s] != 0 || !a.started[s] || a.open[s] == 0 {
+	for _, s := range p.active {
+		if p.perPlay[s] != 0 || a.open[s] == 0 {
 			continue
 		}
 		next := e.nextArrivalOf(s)
@@ -315,5 +317,18 @@ func (e *Engine) neverIssued(s, turn int, at vtime.Time) {
 	e.unreachable(i, s)
 	if a.open[s] == 0 {
 		e.playEnded(s, at)
+	}
+}
+
+// playStarted and playEnded keep the active plays, the only ones a tree
+// guard looks at.
+func (p *profileState) playStarted(s int, at vtime.Time) {
+	p.playSince[s] = at // its tree guard counts from its start
+	p.active = append(p.active, s)
+}
+
+func (p *profileState) playEnded(s int) {
+	if i := slices.Index(p.active, s); i >= 0 {
+		p.active = slices.Delete(p.active, i, i+1)
 	}
 }
