@@ -275,6 +275,12 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 		kvcrPath = m.field("kvcr")
 	}
 	if m.has("g3_offload") {
+		if d.agenticTrace {
+			// aisimulate rejects G3 for agentic replay on every role, with
+			// or without G2, before its other G3 rules
+			// (docs/model/config.md ("Agentic restrictions")).
+			m.fail("g3_offload", "agentic replay does not support G3 offload")
+		}
 		if kv.HostOffload == nil {
 			m.fail("g3_offload", "requires host_offload")
 		}
