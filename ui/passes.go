@@ -559,7 +559,7 @@ func (pv *passState) NumEvents(v int) int {
 }
 
 // states is run v's G1 slot states at the shown pass, one character per
-// slot (tests read it).
+// slot, '*' for a slot flashing an event (tests read it).
 func (pv *passState) states(v int) string {
 	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
 		return ""
@@ -567,6 +567,9 @@ func (pv *passState) states(v int) string {
 	b := make([]byte, len(pv.Frames[v].f.G1))
 	for i, c := range pv.Frames[v].f.G1 {
 		b[i] = c.State
+		if c.Flash != 0 {
+			b[i] = '*'
+		}
 	}
 	return string(b)
 }
