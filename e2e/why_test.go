@@ -69,6 +69,9 @@ func TestWhyDefaultCompare(t *testing.T) {
 		}
 	}
 	t.Logf("summary: %s", sum)
+	if s2 := tb.text("#pv-summary-2"); !strings.Contains(s2, "SimpleCPU first differs from v0.24 at pass") {
+		t.Errorf("SimpleCPU's summary %q", s2)
+	}
 	why0, why1 := tb.text("#pv-why-0"), tb.text("#pv-why-1")
 	for _, tbk := range p.EvictedByAKeptByB {
 		if !strings.Contains(why0, tbk.Block) && !strings.Contains(why0, "blocks)") {
