@@ -109,7 +109,7 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn.SetInnerHTML("go to pass " + strconv.Itoa(s.Pass))
 									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 										EventType: "click",
-										Func:      func(event vugu.DOMEvent) { c.SeekTo(s.Pass) },
+										Func:      func(event vugu.DOMEvent) { c.SeekDivergence(s.Pass) },
 										// TODO: implement capture, etc. mostly need to decide syntax
 									})
 								}

@@ -471,10 +471,21 @@ func (c *PassView) JumpDivergence(dir int) {
 		return
 	}
 	if p := state.NextDivergence(pv.Divergences, pv.Rank, pv.Pass, dir); p > 0 {
-		c.SeekTo(p)
+		c.SeekDivergence(p)
 	} else {
 		c.Note = fmt.Sprintf("no divergence %s pass %d", map[int]string{1: "after", -1: "before"}[dir], pv.Pass)
 	}
+}
+
+// SeekDivergence shows pass p of every run, lined up by pass number: the
+// divergences compare the runs pass by pass (kvsim diff), so the why
+// panels then speak of the passes on screen.
+func (c *PassView) SeekDivergence(p int) {
+	if c.pv != nil && c.pv.Sync != "pass" {
+		c.pv.Sync = "pass"
+		c.pv.want = nil // a new line-up: ask again even at the same pass
+	}
+	c.SeekTo(p)
 }
 
 // ToggleEvents expands or folds run v's event list.
