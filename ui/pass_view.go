@@ -433,7 +433,7 @@ type why struct {
 	Policy  string
 	Victims string
 	Fates   []string
-	Lost    string
+	Lost    string // over the run: restores one run made that the other lost
 }
 
 func (c *PassView) why(v int) *why {
@@ -460,6 +460,15 @@ func (c *PassView) why(v int) *why {
 	if pv.Runs > 1 && !pv.Indexing && len(w.Fates) == 0 {
 		w.Fates = append(w.Fates, fmt.Sprintf("In pass %d %s evicts nothing that the compared runs keep.", pass, runs[v].Short))
 	}
+	// over the whole run: the restores one run made and the other lost
+	var lost []string
+	for i := range pv.Divergences {
+		d := &pv.Divergences[i]
+		if d.Rank == pv.Rank && d.Refused == "" && d.Run < len(runs) && (v == 0 || d.Run == v) {
+			lost = append(lost, state.Consequence(runs[0], runs[d.Run], d))
+		}
+	}
+	w.Lost = strings.Join(lost, " ")
 	return w
 }
 
