@@ -442,6 +442,9 @@ func (c *PassView) why(v int) *why {
 		return nil
 	}
 	runs := c.runs()
+	if v >= len(runs) {
+		return nil // results of another job are arriving
+	}
 	w := &why{}
 	if p := runs[v].Policy; p != nil {
 		w.Policy = runs[v].Short + " evicts " + p.Evicts + "; touches " + p.Touches + "; stores " + p.Stores + "."
