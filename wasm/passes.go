@@ -310,8 +310,10 @@ func divergence(a, b *record.Record, v, k int) proto.Divergence {
 	}
 	d.Pass = res.FirstDivergent
 	d.HeldOnlyFirst, d.HeldOnlyThis = tierBlocks(res.HeldOnlyA), tierBlocks(res.HeldOnlyB)
+	blocks := 0
 	for i, pd := range res.Passes {
-		if i == proto.MaxDivergentPasses {
+		blocks += len(pd.EvictedByAKeptByB) + len(pd.EvictedByBKeptByA)
+		if i == proto.MaxDivergentPasses || blocks > proto.MaxDivergentBlocks {
 			d.MorePasses = len(res.Passes) - i
 			break
 		}
