@@ -190,6 +190,14 @@ func newTab(t *testing.T) *tab {
 		if fatal, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.fatal')?.textContent ?? ''`)); fatal != "" {
 			problems = append(problems, "the app reported: "+fatal)
 		}
+		// no Go stack trace or panic text is ever shown open (internal
+		// errors keep it under a collapsed "details")
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ''`))
+		for _, w := range internalWords {
+			if strings.Contains(strings.ToLower(shown), w) {
+				problems = append(problems, fmt.Sprintf("the page shows %q", w))
+			}
+		}
 		cancelT()
 		cancel()
 		<-done
@@ -200,6 +208,10 @@ func newTab(t *testing.T) *tab {
 	})
 	return tb
 }
+
+// internalWords are words of Go's panics and stack traces, which no page
+// text may show.
+var internalWords = []string{"goroutine", "panic", "runtime error"}
 
 func describe(o *cdpruntime.RemoteObject) string {
 	if o == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -84,5 +85,34 @@ func TestOversizedJobsAreRefused(t *testing.T) {
 	}
 	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
 		t.Errorf("recomputed %q after the oversized jobs: the Web Worker did not survive them", got)
+	}
+}
+
+// TestInvalidFieldBlocksRun: with G1 = "abc" the field is marked, Run is
+// disabled (it would run the YAML's last good G1), the shown results are
+// marked stale and stay so; a valid value enables Run again.
+func TestInvalidFieldBlocksRun(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	tb.singleMode()
+	tb.clickRun()
+	tb.typeInto("f-g1", "abc")
+	tb.wait("the G1 error", `!!document.getElementById('err-g1')`, 5*time.Second)
+	if !eval[bool](tb, `document.getElementById('run').disabled`) {
+		t.Error(`Run is enabled with G1 = "abc"`)
+	}
+	if eval[string](tb, `document.getElementById('f-g1').value`) != "abc" {
+		t.Error("the field lost what was typed")
+	}
+	for range 2 { // a render in between keeps the notice
+		if !strings.Contains(tb.text("#stale"), "error") {
+			t.Errorf("stale notice %q", tb.text("#stale"))
+		}
+		tb.do(chromedp.Click(chromedp.ID("view-run")))
+	}
+	tb.typeInto("f-g1", "256")
+	tb.wait("Run enabled", `!document.getElementById('run').disabled`, 5*time.Second)
+	if !strings.Contains(eval[string](tb, `document.getElementById('yaml').value`), "blocks: 256") {
+		t.Error("the YAML does not hold G1 = 256")
 	}
 }

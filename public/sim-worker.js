@@ -7,9 +7,33 @@
 // serves requests with kvsimHandle, which posts progress replies while a
 // job runs and returns one reply per request. Cancelling a job means
 // terminating this worker (the page starts another).
+//
+// The Go program can stop for good: it exits (a fatal error such as
+// running out of memory), or a call into it throws (a wasm trap; the bridge
+// itself never throws). Then this worker answers nothing any more but one
+// "dead" reply naming the request it was serving, and the page replaces
+// it (docs/ui.md, "When the worker dies").
 importScripts('../wasm_exec.js');
 
 let ready = null;
+let dead = ''; // why the Go program stopped ('' while it runs)
+
+// die posts the one "dead" reply; id is the request being served (0: none).
+function die(why, id) {
+  if (dead) return;
+  dead = why;
+  indexing = 0;
+  reply({ json: JSON.stringify({ type: 'dead', id, error: { kind: 'internal', msg: why } }) });
+}
+
+// requestID is the id of a request envelope (0 when it has none).
+function requestID(m) {
+  try {
+    return JSON.parse(m.json).id || 0;
+  } catch (e) {
+    return 0;
+  }
+}
 
 // reply posts an envelope; its binary payloads move instead of being copied.
 function reply(env) {
@@ -38,7 +62,9 @@ function start(module) {
     : fetch('../sim.wasm').then((r) => r.arrayBuffer())
         .then((b) => WebAssembly.instantiate(b, go.importObject)).then((r) => r.instance);
   ready = instance.then((inst) => {
-    go.run(inst); // main registers kvsimHandle, then parks
+    // main registers kvsimHandle, then parks; the promise settles only
+    // when the Go program exits
+    go.run(inst).then(() => die('the simulator exited', 0), (e) => die('the simulator stopped: ' + e, 0));
     // the ready reply carries what the page needs before any run (the
     // connector profiles' policies)
     let r;
@@ -68,7 +94,8 @@ tick.port1.onmessage = () => {
   try {
     r = self.kvsimHandle(m);
   } catch (err) {
-    r = failure(m, err);
+    die('the simulator stopped: ' + err, id);
+    return;
   }
   const next = r.next;
   delete r.next;
@@ -88,11 +115,13 @@ onmessage = async (e) => {
   }
   if (!ready) start(null);
   await ready;
+  if (dead) return; // the page has been told and replaces this worker
   let out;
   try {
     out = self.kvsimHandle(m, (p) => reply(p));
   } catch (err) {
-    out = failure(m, err);
+    die('the simulator stopped: ' + err, requestID(m));
+    return;
   }
   const next = out.next;
   delete out.next;

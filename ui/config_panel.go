@@ -108,6 +108,28 @@ func (c *ConfigPanel) Err(f state.Field) string {
 	return c.errs[f]
 }
 
+// Invalid tells whether the panel holds anything that does not apply: a
+// config that does not parse, or a control whose value was refused (the
+// YAML then still holds the last good value, which Run must not run).
+func (c *ConfigPanel) Invalid() bool { return c.FirstErr() != "" }
+
+// FirstErr is the first message of the panel ("" when it has none): the
+// YAML's, then the controls' in their order.
+func (c *ConfigPanel) FirstErr() string {
+	if c.YAMLErr != "" {
+		return c.YAMLErr
+	}
+	for _, e := range c.errs {
+		if e != "" {
+			return e
+		}
+	}
+	if c.Cfg == nil {
+		return "the config does not parse"
+	}
+	return ""
+}
+
 // show keeps what control f shows until the config parses again.
 func (c *ConfigPanel) show(f state.Field, value string) { c.shown[f] = &value }
 
@@ -240,6 +262,13 @@ func (c *ConfigPanel) DownloadConfig() { c.page.host.Download("config.yaml", c.Y
 
 func (c *ConfigPanel) radioClass(k string) string {
 	if c.Form.HasG2 && c.Form.Connector == k {
+		return "on"
+	}
+	return ""
+}
+
+func (c *ConfigPanel) routingClass(k string) string {
+	if c.Form.Routing == k {
 		return "on"
 	}
 	return ""

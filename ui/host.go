@@ -119,10 +119,11 @@ type nopHost struct {
 	downloads []string
 	width     int
 	playing   bool
+	restarts  int
 }
 
 func (h *nopHost) Post(msg Message)                                           { h.posted = append(h.posted, msg) }
-func (h *nopHost) RestartWorker()                                             {}
+func (h *nopHost) RestartWorker()                                             { h.restarts++ }
 func (h *nopHost) PostSweep(w int, msg Message)                               { h.swept = append(h.swept, sweepPost{w, msg}) }
 func (h *nopHost) StopSweep()                                                 { h.stopped++ }
 func (h *nopHost) Cores() int                                                 { return 2 }

@@ -25,6 +25,7 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	var vgn *vugu.VGNode
 	vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "section", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "passview"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "passview"}}}
 	vgout.Out = append(vgout.Out, vgn) // root for output
+	vgn.AddAttrInterface("data-draw-ms", c.shown().drawMs())
 	vgn.AddAttrInterface("data-frame-ms", c.shown().frameMs())
 	vgn.AddAttrInterface("data-index-ms", c.shown().indexMs())
 	vgn.AddAttrInterface("data-indexed", c.shown().indexed())

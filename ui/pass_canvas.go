@@ -23,6 +23,7 @@ type passCanvas struct {
 	tl         draw.TimelineLayout
 	dirty      bool
 	FrameMs    float64 // the last frame's decode + draw + blit time
+	DrawMs     float64 // the last redraw's draw + blit time (no decode)
 	frameStart float64 // the decode part of it
 }
 
@@ -48,42 +49,33 @@ func (pc *passCanvas) draw(h Host, pv *passState, labels []string) {
 		h.Blit("pv-timeline", pc.tlImg)
 	}
 	if drew {
-		pc.FrameMs = pc.frameStart + float64(h.Now().Sub(start).Microseconds())/1000
+		pc.DrawMs = float64(h.Now().Sub(start).Microseconds()) / 1000
+		pc.FrameMs = pc.frameStart + pc.DrawMs
 		pc.frameStart = 0
 	}
 }
 
-// layout sizes each run's canvas: one cell size for all compared runs,
-// the smallest that fits each.
+// layout sizes each run's canvas: each run its own cell size, the largest
+// that fits its pools (binned when even the smallest cell does not), so
+// one large run does not shrink the others' cells; the grids' headers say
+// how many slots each holds.
 func (pc *passCanvas) layout(h Host, pv *passState) {
 	n := len(pv.Frames)
 	if len(pc.imgs) != n {
 		pc.imgs = make([]*image.RGBA, n)
 		pc.layouts = make([]draw.PassLayout, n)
 	}
-	widths := make([]int, n)
-	cell := 0
-	for v := 0; v < n; v++ {
-		widths[v] = h.Width("pv-canvas-" + strconv.Itoa(v))
-		if widths[v] <= 0 || !pv.Meta[v].Recorded {
-			continue
-		}
-		rm := pv.Meta[v].Ranks[min(pv.Rank, len(pv.Meta[v].Ranks)-1)]
-		maxH := 560
-		if pv.Runs > 1 {
-			maxH = 420
-		}
-		if c := draw.LayoutPass(widths[v], maxH, rm.G1, rm.G2).Cell; cell == 0 || c < cell {
-			cell = c
-		}
+	maxH := 560
+	if pv.Runs > 1 {
+		maxH = 420
 	}
 	for v := 0; v < n; v++ {
-		w := widths[v]
+		w := h.Width("pv-canvas-" + strconv.Itoa(v))
 		if w <= 0 || !pv.Meta[v].Recorded {
 			continue
 		}
 		rm := pv.Meta[v].Ranks[min(pv.Rank, len(pv.Meta[v].Ranks)-1)]
-		L := draw.LayoutPassCell(w, cell, rm.G1, rm.G2)
+		L := draw.LayoutPass(w, maxH, rm.G1, rm.G2)
 		if pc.imgs[v] == nil || pc.imgs[v].Rect.Dx() != L.W || pc.imgs[v].Rect.Dy() != L.H {
 			pc.imgs[v] = image.NewRGBA(image.Rect(0, 0, L.W, L.H))
 			pc.dirty = true
@@ -229,7 +221,7 @@ func (pc *passCanvas) layoutJSON(v int) string {
 	if L.Cell <= 4 {
 		gap = 0
 	}
-	b, _ := json.Marshal(map[string]int{"cell": L.Cell, "cols": L.Cols, "g1y": L.G1Y, "g2y": L.G2Y, "x0": 8, "gap": gap})
+	b, _ := json.Marshal(map[string]int{"cell": L.Cell, "cols": L.Cols, "g1y": L.G1Y, "g2y": L.G2Y, "x0": 8, "gap": gap, "per": L.Per})
 	return string(b)
 }
 

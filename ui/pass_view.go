@@ -33,6 +33,15 @@ func (c *PassView) reset(pass, rank int) {
 	c.linkPass, c.linkRank = pass, rank
 }
 
+// lost closes the pass view when the worker that kept its records is gone.
+func (c *PassView) lost() {
+	if c.pv != nil {
+		c.Run.page.host.Play(false, 0)
+		c.pv = nil
+		c.Note = "the simulator was restarted, and the passes of these results went with it; press Run to see them again"
+	}
+}
+
 // start opens the pass view on new results: at the link's pass, or where
 // the guided example points (focus), or at pass 1.
 func (c *PassView) start(res *proto.RunResult, focus string, focusRun int) {

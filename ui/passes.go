@@ -368,6 +368,13 @@ func (pv *passState) frameMs() string {
 	return strconv.FormatFloat(pv.canvas.FrameMs, 'f', 2, 64)
 }
 
+func (pv *passState) drawMs() string {
+	if pv == nil {
+		return ""
+	}
+	return strconv.FormatFloat(pv.canvas.DrawMs, 'f', 2, 64)
+}
+
 func (pv *passState) indexMs() string {
 	if pv == nil || pv.Indexing {
 		return ""

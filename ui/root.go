@@ -160,6 +160,10 @@ func (c *Root) PickExample(id string) {
 func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	defer c.guard()
 	render = true
+	if m.Type == proto.MsgDead {
+		c.workerDied(m)
+		return render
+	}
 	if m.Error != nil && m.ID == 0 {
 		// not the answer to a request: the worker cannot serve at all
 		c.workerFailed(m)
@@ -196,6 +200,23 @@ func (c *Root) workerFailed(m WorkerMsg) {
 		return
 	}
 	c.Runs.workerFailed(m.Error.Msg)
+}
+
+// workerDied replaces a worker whose Go program stopped (it exited, ran
+// out of memory, or a call into it threw; sim-worker.js tells): the run
+// worker at once, so the next Run works; the sweep's workers when the
+// next sweep starts.
+func (c *Root) workerDied(m WorkerMsg) {
+	why := "it stopped"
+	if m.Error != nil {
+		why = m.Error.Msg
+	}
+	if m.Worker >= 0 {
+		c.host.StopSweep()
+		c.Sweep.failed("A sweep worker stopped (" + why + "); the sweep's results are lost. Press Run sweep to try again.")
+		return
+	}
+	c.Runs.workerDied(why)
 }
 
 // Key handles the page's keyboard shortcuts; it tells whether the key was

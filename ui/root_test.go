@@ -451,3 +451,38 @@ func TestBadWorkerMessages(t *testing.T) {
 		t.Errorf("frame without its payload: %+v, fatal %q", pv.Frames[0], b.Fatal)
 	}
 }
+
+// TestDeadWorker: sim-worker.js's "dead" reply (the Go program stopped)
+// ends the run it was serving with a short message, replaces the worker at
+// once, and the next Run goes to the new worker; a panic's text shows only
+// under the collapsed details.
+func TestDeadWorker(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Run()
+	runs := a.Runs.Runs
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgDead, ID: h.last().ID,
+		Error: &proto.Error{Kind: "internal", Msg: "the simulator exited"}}, nil))
+	if h.restarts != 1 || a.Runs.Running || a.Runs.WorkerReady || a.Runs.Runs != runs+1 ||
+		!strings.Contains(a.Runs.RunErr, "has been restarted") {
+		t.Errorf("restarts %d, running %v, ready %v, error %q", h.restarts, a.Runs.Running, a.Runs.WorkerReady, a.Runs.RunErr)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Run()
+	if !a.Runs.Running || a.Runs.RunErr != "" {
+		t.Errorf("the next run: running %v, error %q", a.Runs.Running, a.Runs.RunErr)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID,
+		Error: &proto.Error{Kind: "internal", Msg: "internal error: runtime error: makeslice: len out of range\ngoroutine 1 [running]:"}}, nil))
+	html := render(t, a)
+	at := strings.Index(html, `id="run-error"`)
+	if at < 0 {
+		t.Fatalf("no run error: %s", html)
+	}
+	box := html[at:]
+	box = box[:strings.Index(box, "</details>")]
+	if !strings.Contains(box, state.InternalNote) || strings.Contains(box[:strings.Index(box, "<details")], "makeslice") {
+		t.Errorf("an internal error shows open: %s", box)
+	}
+}

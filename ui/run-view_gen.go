@@ -71,6 +71,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "run"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "primary"}}}
 			vgparent.AppendChild(vgn)
 			vgn.AddAttrInterface("disabled", !c.CanRun())
+			vgn.AddAttrInterface("title", c.RunTitle())
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "click",
 				Func:      func(event vugu.DOMEvent) { c.Run() },
@@ -166,7 +167,25 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		if c.RunErr != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err big"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "run-error"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.RunErr)
+			{
+				vgparent := vgn
+				_ = vgparent
+				{
+					vgcompKey := vugu.MakeCompKey(0x5065EA7B37B54F2C^vgin.CurrentPositionHash(), vgiterkey)
+					// ask BuildEnv for prior instance of this specific component
+					vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*ErrText)
+					if vgcomp == nil {
+						// create new one if needed
+						vgcomp = new(ErrText)
+						vgin.BuildEnv.WireComponent(vgcomp)
+					}
+					vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+					vgcomp.Msg = c.RunErr
+					vgout.Components = append(vgout.Components, vgcomp)
+					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
+				}
+			}
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
@@ -276,7 +295,25 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		if len(c.Results) == 1 && c.Results[0].Err != nil {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err big"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "variant-error"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.Results[0].Err.Msg)
+			{
+				vgparent := vgn
+				_ = vgparent
+				{
+					vgcompKey := vugu.MakeCompKey(0xE31346D7A2A0847F^vgin.CurrentPositionHash(), vgiterkey)
+					// ask BuildEnv for prior instance of this specific component
+					vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*ErrText)
+					if vgcomp == nil {
+						// create new one if needed
+						vgcomp = new(ErrText)
+						vgin.BuildEnv.WireComponent(vgcomp)
+					}
+					vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+					vgcomp.Msg = c.Results[0].Err.Msg
+					vgout.Components = append(vgout.Components, vgcomp)
+					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
+				}
+			}
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
 		vgparent.AppendChild(vgn)
@@ -378,7 +415,25 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								if r.Err != nil {
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "colspan", Val: "6"}, vugu.VGAttribute{Namespace: "", Key: "class", Val: "err"}}}
 									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML(r.Err.Msg)
+									{
+										vgparent := vgn
+										_ = vgparent
+										{
+											vgcompKey := vugu.MakeCompKey(0x62E46D137F74783A^vgin.CurrentPositionHash(), vgiterkey)
+											// ask BuildEnv for prior instance of this specific component
+											vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*ErrText)
+											if vgcomp == nil {
+												// create new one if needed
+												vgcomp = new(ErrText)
+												vgin.BuildEnv.WireComponent(vgcomp)
+											}
+											vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+											vgcomp.Msg = r.Err.Msg
+											vgout.Components = append(vgout.Components, vgcomp)
+											vgn = &vugu.VGNode{Component: vgcomp}
+											vgparent.AppendChild(vgn)
+										}
+									}
 								}
 								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 								vgparent.AppendChild(vgn)

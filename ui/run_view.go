@@ -85,8 +85,24 @@ func (c *RunView) ready() {
 }
 
 // CanRun tells whether Run is possible now.
+// It is not while any control holds a value that does not apply: the YAML
+// still holds the last good one, and running it would show results for a
+// config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && c.Panel.Cfg != nil && (c.Compare.Set == nil || c.Compare.Err == "")
+	return !c.Running && !c.Panel.Invalid() && (c.Compare.Set == nil || c.Compare.Err == "")
+}
+
+// RunTitle explains the Run button when it is disabled.
+func (c *RunView) RunTitle() string {
+	switch {
+	case c.Running:
+		return "a run is under way"
+	case c.Panel.Invalid():
+		return "fix the config first: " + c.Panel.FirstErr()
+	case c.Compare.Set != nil && c.Compare.Err != "":
+		return "fix the compare set-up first: " + c.Compare.Err
+	}
+	return "run the config (every compared run)"
 }
 
 // Busy tells whether a run is in progress or about to start.
@@ -100,12 +116,12 @@ func (c *RunView) Run() {
 	}
 	c.RunErr = ""
 	p := c.Panel
-	if p.Cfg == nil {
-		c.RunErr = "The config has an error; fix it first."
-		return
-	}
 	if msg := p.Err(state.FTrace); msg != "" {
 		c.RunErr = msg
+		return
+	}
+	if p.Invalid() {
+		c.RunErr = "The config has an error; fix it first: " + p.FirstErr()
 		return
 	}
 	vs := c.Compare.variants(p.Cfg, c.singleLabel())
@@ -151,6 +167,24 @@ func (c *RunView) Cancel() {
 func (c *RunView) workerFailed(msg string) {
 	c.Running = false
 	c.RunErr = "The simulation worker failed: " + msg
+}
+
+// workerDied: the worker's Go program stopped. The worker is replaced at
+// once; the job it was running (if any) is lost, and so are its kept
+// results' files and passes.
+func (c *RunView) workerDied(why string) {
+	was := c.Running
+	c.Running, c.jobID, c.fileID, c.WorkerReady = false, -1, 0, false
+	c.Panel.Traces.cancelCheck()
+	c.Passes.lost()
+	c.page.host.RestartWorker()
+	if was {
+		c.Runs++
+		c.RunErr = "The simulator stopped during this run (" + why + ") and has been restarted. " +
+			"The run was probably too large for the browser; press Run to try again, or a smaller config."
+		return
+	}
+	c.RunErr = "The simulator stopped (" + why + ") and has been restarted; press Run to run again."
 }
 
 // deliver takes a job's progress, its result or a report file.
@@ -287,10 +321,18 @@ func configOf(msg *Message) string {
 // results' config is that of their own run message, taken when they
 // arrive, so during a run (and after a failed or cancelled one) the old
 // results stay stale and their pass view stays closed.
-func (c *RunView) Stale() bool { return len(c.Results) > 0 && configOf(c.resultsMsg) != c.Panel.YAML }
+//
+// They are stale too while a control holds a value that does not apply
+// (the YAML keeps the last good value, which may be the results' own).
+func (c *RunView) Stale() bool {
+	return len(c.Results) > 0 && (configOf(c.resultsMsg) != c.Panel.YAML || c.Panel.Invalid())
+}
 
 // StaleNote says why the shown results are stale.
 func (c *RunView) StaleNote() string {
+	if c.Panel.Invalid() {
+		return "The config has an error (marked in the panel); these results are from the last config that ran."
+	}
 	if c.Running && configOf(c.runMsg) == c.Panel.YAML {
 		return "These results are from the previous config; the new run is under way."
 	}

@@ -258,7 +258,25 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		if c.Err != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err big"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "sweep-error"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.Err)
+			{
+				vgparent := vgn
+				_ = vgparent
+				{
+					vgcompKey := vugu.MakeCompKey(0xE2E6737E76253FE2^vgin.CurrentPositionHash(), vgiterkey)
+					// ask BuildEnv for prior instance of this specific component
+					vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*ErrText)
+					if vgcomp == nil {
+						// create new one if needed
+						vgcomp = new(ErrText)
+						vgin.BuildEnv.WireComponent(vgcomp)
+					}
+					vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+					vgcomp.Msg = c.Err
+					vgout.Components = append(vgout.Components, vgcomp)
+					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
+				}
+			}
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)

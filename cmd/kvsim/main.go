@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"golang.org/x/term"
@@ -77,6 +78,9 @@ func run(e *env, args []string) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "version", "-version", "--version":
+		fmt.Fprintln(e.stdout, version())
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 0 {
 			fmt.Fprint(e.stdout, overview())
@@ -138,6 +142,7 @@ func overview() string {
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
+	b.WriteString("  version    print kvsim's version (also --version)\n")
 	b.WriteString("\n'kvsim help COMMAND' or 'kvsim COMMAND -h' describes a command's flags (docs/cli.md has them all).\n")
 	return b.String()
 }
@@ -189,3 +194,33 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// version is "kvsim VERSION, built with goX.Y.Z": the module version when
+// the binary was built from a module (go install …@v1.2.3), otherwise the
+// commit it was built from (with "+dirty" for uncommitted edits), or
+// "devel" when the build recorded neither.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "kvsim devel"
+	}
+	v := info.Main.Version
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		v = "commit " + rev[:min(12, len(rev))] + dirty
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	return fmt.Sprintf("kvsim %s, built with %s", v, info.GoVersion)
+}

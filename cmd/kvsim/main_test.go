@@ -38,6 +38,8 @@ func TestDispatch(t *testing.T) {
 	}{
 		{"no args", nil, exitUsage, "", "usage: kvsim COMMAND"},
 		{"help", []string{"help"}, exitOK, "predict", ""},
+		{"--version", []string{"--version"}, exitOK, "kvsim ", ""},
+		{"version", []string{"version"}, exitOK, "built with go", ""},
 		{"--help", []string{"--help"}, exitOK, "commands:", ""},
 		{"help predict", []string{"help", "predict"}, exitOK, "--capture-per-request", ""},
 		{"help unknown", []string{"help", "nope"}, exitUsage, "", `kvsim: help: unknown command "nope"`},

@@ -80,7 +80,7 @@ func (e *rawEvent) setT2(v vtime.Time) {
 // reasons are the strings events carry (rejections, fences, loads that did
 // not start). The list is fixed: recorders of parallel runs share it.
 var reasons = [...]string{"", scheduler.RejectContext, scheduler.RejectG1, connector.FenceStoreSource, connector.FencePreempt,
-	scheduler.RejectOutgrewG1, scheduler.RejectBudget, connector.ReasonLoading, connector.ReasonG1Blocks}
+	scheduler.RejectOutgrewG1, scheduler.RejectBudget, connector.ReasonLoading, connector.ReasonG1Blocks, scheduler.CancelClient}
 
 // reasonOther stands for a reason missing from the list (none: the list
 // names every reason the scheduler and the connector give).

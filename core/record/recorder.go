@@ -247,6 +247,8 @@ func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
 		e.kind = evFinish
 	case scheduler.EvReject:
 		e.kind, e.reason = evReject, reasonCode(ev.Reason)
+	case scheduler.EvCancel: // a client cancellation ends the request like a rejection
+		e.kind, e.reason = evReject, reasonCode(scheduler.CancelClient)
 	}
 	r.log.events.add(e)
 }

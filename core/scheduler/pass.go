@@ -85,6 +85,10 @@ func (k *Rank) time(now vtime.Time) {
 		start = k.Host.ComputeStart(now)
 	}
 	res.ComputeStart = start
+	if k.Cfg.Timing != nil {
+		k.timeModelled(start)
+		return
+	}
 	prefill, decode := false, false
 	for _, s := range res.Scheduled {
 		r := s.Req
@@ -103,6 +107,31 @@ func (k *Rank) time(now vtime.Time) {
 		end += k.Cfg.DecodeMs
 	}
 	res.End = end
+}
+
+// timeModelled is time with a modelled pass time
+// (docs/model/timing.md ("The pass's work")): the same prefill work and
+// decode steps, described to the model with each request's tokens; the
+// requests that will emit a token form the polynomial's decode batch.
+func (k *Rank) timeModelled(start vtime.Time) {
+	res := &k.res
+	b := &k.batch
+	b.Reset()
+	for _, s := range res.Scheduled {
+		r := s.Req
+		emits := r.Computed == r.Len() && !k.generationComplete(r)
+		if s.Tokens >= 1 && (s.Before < r.PromptLen || s.Tokens > 1) {
+			res.PrefillTokens += int64(s.Tokens)
+			b.Prefill(s.Before, s.Tokens, r.PromptLen)
+		} else if emits {
+			b.DecodeStep(s.Before)
+		}
+		if emits {
+			b.Emit(r.Len())
+		}
+	}
+	d := k.Cfg.Timing.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
+	res.End = start + d.Prefill + d.Decode
 }
 
 // emitTokens lets every running request whose known tokens all have KV

@@ -50,15 +50,15 @@ func TestPassLayoutHit(t *testing.T) {
 			t.Fatalf("%+v: %+v", c, L)
 		}
 		for _, i := range []int{0, c.n1 / 2, c.n1 - 1} {
-			r := L.CellRect(L.G1Y, i)
+			r := L.CellRect(L.G1Y, i/L.Per)
 			tier, j, ok := L.Hit(r.Min.X, r.Min.Y)
-			if !ok || tier != 1 || j != i {
+			if !ok || tier != 1 || j != i/L.Per*L.Per {
 				t.Errorf("%+v: G1 cell %d hit as %d %d %v", c, i, tier, j, ok)
 			}
 		}
 		if c.n2 > 0 {
-			r := L.CellRect(L.G2Y, c.n2-1)
-			if tier, j, ok := L.Hit(r.Min.X, r.Min.Y); !ok || tier != 2 || j != c.n2-1 {
+			r := L.CellRect(L.G2Y, (c.n2-1)/L.Per)
+			if tier, j, ok := L.Hit(r.Min.X, r.Min.Y); !ok || tier != 2 || j != (c.n2-1)/L.Per*L.Per {
 				t.Errorf("%+v: G2 last cell hit as %d %d %v", c, tier, j, ok)
 			}
 		}
@@ -124,6 +124,50 @@ func TestTimeline(t *testing.T) {
 func BenchmarkDrawPass16k(b *testing.B) {
 	f := frameOf(16384, 4096)
 	L := LayoutPass(1000, 700, 16384, 4096)
+	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
+	for b.Loop() {
+		DrawPass(img, L, f, PassOptions{Title: "bench", From: 0, To: 10, PassStart: 4, PassEnd: 5})
+	}
+}
+
+// TestHugePoolsAreBinned: a pool of a million slots (and a G2 tier of
+// 16 million) fits the canvas's height by binning; every cell is hit back
+// to its first slot; small pools are not binned.
+func TestHugePoolsAreBinned(t *testing.T) {
+	for _, c := range []struct{ w, maxH, n1, n2 int }{{900, 560, 1 << 20, 0}, {420, 420, 10_000_000, 1 << 24}, {900, 560, 128, 2048}} {
+		L := LayoutPass(c.w, c.maxH, c.n1, c.n2)
+		if L.H > c.maxH || L.W != c.w {
+			t.Errorf("%+v: %dx%d canvas, per %d", c, L.W, L.H, L.Per)
+		}
+		if (c.n1 < 10000) != (L.Per == 1) {
+			t.Errorf("%+v: per %d", c, L.Per)
+		}
+		last := (c.n1 - 1) / L.Per
+		r := L.CellRect(L.G1Y, last)
+		if tier, j, ok := L.Hit(r.Min.X, r.Min.Y); !ok || tier != 1 || j != last*L.Per {
+			t.Errorf("%+v: last G1 cell hit as %d %d %v", c, tier, j, ok)
+		}
+	}
+	// a binned cell shows the eviction among its slots
+	f := frameOf(1<<20, 0)
+	for i := range f.G1 {
+		f.G1[i] = proto.Cell{State: '.', Session: -1, Order: -1}
+	}
+	L := LayoutPass(900, 560, len(f.G1), 0)
+	k := 5*L.Per + L.Per/2
+	f.G1[k].Flash = proto.FlashEvicted
+	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
+	DrawPass(img, L, f, PassOptions{Title: "x"})
+	r := L.CellRect(L.G1Y, 5)
+	if p := img.PixOffset(r.Min.X, r.Min.Y); [3]uint8(img.Pix[p:p+3]) != [3]uint8{ColEvicted.R, ColEvicted.G, ColEvicted.B} {
+		t.Errorf("the binned cell of an evicted slot is %x", img.Pix[p:p+3])
+	}
+}
+
+// BenchmarkDrawPass1M draws a pass of a 1,048,576-slot G1, binned.
+func BenchmarkDrawPass1M(b *testing.B) {
+	f := frameOf(1<<20, 0)
+	L := LayoutPass(1000, 560, len(f.G1), 0)
 	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
 	for b.Loop() {
 		DrawPass(img, L, f, PassOptions{Title: "bench", From: 0, To: 10, PassStart: 4, PassEnd: 5})

@@ -4,8 +4,10 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -62,13 +64,17 @@ func Hue(session int32) color.RGBA {
 }
 
 // PassLayout places one run's pass view on its canvas: the G1 grid, the
-// G2 grid under it and the transfer lanes at the bottom.
+// G2 grid under it and the transfer lanes at the bottom. A pool too large
+// for the canvas at the smallest cell is drawn binned: each cell stands for
+// Per consecutive slots (G1) or entries (G2), so the canvas, and the work of
+// drawing it, stay bounded whatever the pool size.
 type PassLayout struct {
 	W, H      int
 	Cell      int // pixels per cell, gap included
 	Cols      int
 	G1Y, G2Y  int // top of each grid
-	G1N, G2N  int // cells drawn (G2: its capacity)
+	G1N, G2N  int // slots and entries (G2: its capacity)
+	Per       int // slots or entries per cell (1: one each)
 	LanesY    int
 	HasG2     bool
 	TitleLine int
@@ -79,44 +85,69 @@ const (
 	headH      = 18
 	laneH      = 14
 	lanesTotal = 2*laneH + 24
+	// MinCell is the smallest cell; smaller pools keep their cells at
+	// least this large, larger ones are binned (PassLayout.Per) in cells of
+	// BinCell: a bin already hides single slots, and larger cells are
+	// fewer to draw.
+	MinCell = 3
+	BinCell = 6
 )
 
 // LayoutPass chooses a cell size that fits g1+g2 cells in width × about
-// maxH pixels.
+// maxH pixels, binning the pools when even MinCell does not fit.
 func LayoutPass(width, maxH, g1, g2 int) PassLayout {
-	inner := max(width, 160) - 2*padX
-	for c := 28; c > 3; c-- {
-		cols := max(1, inner/c)
-		rows := (g1+cols-1)/cols + (g2+cols-1)/cols
-		grids := rows*c + headH
-		if g2 > 0 {
-			grids += headH + 6
-		}
-		if grids+lanesTotal <= maxH {
-			return LayoutPassCell(width, c, g1, g2)
+	for c := 28; c >= MinCell; c-- {
+		if L := LayoutPassCell(width, c, g1, g2, 0); L.H <= maxH {
+			return L
 		}
 	}
-	return LayoutPassCell(width, 3, g1, g2)
+	return LayoutPassCell(width, BinCell, g1, g2, maxH)
 }
 
 // LayoutPassCell lays the grids out with a given cell size (compared runs
-// share one, so that the same block count looks the same size).
-func LayoutPassCell(width, cell, g1, g2 int) PassLayout {
-	L := PassLayout{W: max(width, 160), G1N: g1, G2N: g2, HasG2: g2 > 0, Cell: max(cell, 3)}
+// share one, so that the same block count looks the same size). When maxH
+// > 0 and the grids do not fit in it, they are binned until they do.
+func LayoutPassCell(width, cell, g1, g2, maxH int) PassLayout {
+	L := PassLayout{W: max(width, 160), G1N: g1, G2N: g2, HasG2: g2 > 0, Cell: max(cell, MinCell), Per: 1}
 	L.Cols = max(1, (L.W-2*padX)/L.Cell)
 	L.TitleLine = 14
-	L.G1Y = 22 + headH
-	y := L.G1Y + (g1+L.Cols-1)/L.Cols*L.Cell
-	if g2 > 0 {
-		L.G2Y = y + 6 + headH
-		y = L.G2Y + (g2+L.Cols-1)/L.Cols*L.Cell
+	L.place()
+	if maxH <= 0 || L.H <= maxH {
+		return L
 	}
-	L.LanesY = y + 10
-	L.H = L.LanesY + lanesTotal
+	// rows that fit, then the smallest bin that fits g1+g2 into them
+	fixed := L.H - (L.rows(g1)+L.rows(g2))*L.Cell
+	rows := max(2, (maxH-fixed)/L.Cell)
+	L.Per = max(1, (g1+g2+(rows-2)*L.Cols-1)/max(1, (rows-2)*L.Cols))
+	for L.place(); L.H > maxH && L.Per < g1+g2; L.place() {
+		L.Per += max(1, L.Per/8)
+	}
 	return L
 }
 
-// CellRect is the rectangle of cell i of a grid whose top is y.
+// rows is the grid rows n slots take.
+func (L PassLayout) rows(n int) int {
+	cells := (n + L.Per - 1) / L.Per
+	return (cells + L.Cols - 1) / L.Cols
+}
+
+// cells is the cells a grid of n slots draws.
+func (L PassLayout) cells(n int) int { return (n + L.Per - 1) / L.Per }
+
+// place sets the grids' and lanes' tops and the height.
+func (L *PassLayout) place() {
+	L.G1Y = 22 + headH
+	y := L.G1Y + L.rows(L.G1N)*L.Cell
+	if L.G2N > 0 {
+		L.G2Y = y + 6 + headH
+		y = L.G2Y + L.rows(L.G2N)*L.Cell
+	}
+	L.LanesY = y + 10
+	L.H = L.LanesY + lanesTotal
+}
+
+// CellRect is the rectangle of cell i of a grid whose top is y (with
+// binning, cell i holds slots i×Per … (i+1)×Per-1).
 func (L PassLayout) CellRect(y, i int) image.Rectangle {
 	x0 := padX + (i%L.Cols)*L.Cell
 	y0 := y + (i/L.Cols)*L.Cell
@@ -127,7 +158,8 @@ func (L PassLayout) CellRect(y, i int) image.Rectangle {
 	return image.Rect(x0, y0, x0+L.Cell-g, y0+L.Cell-g)
 }
 
-// Hit finds the cell under (x, y): tier 1 (G1) or 2 (G2) and its index.
+// Hit finds the cell under (x, y): tier 1 (G1) or 2 (G2) and the index of
+// its (first) slot.
 func (L PassLayout) Hit(x, y int) (tier, i int, ok bool) {
 	if x < padX || L.Cell == 0 {
 		return 0, 0, false
@@ -141,8 +173,8 @@ func (L PassLayout) Hit(x, y int) (tier, i int, ok bool) {
 			continue
 		}
 		row := (y - g.y) / L.Cell
-		if i := row*L.Cols + col; i < g.n && row < (g.n+L.Cols-1)/L.Cols {
-			return g.tier, i, true
+		if c := row*L.Cols + col; c < L.cells(g.n) && row < L.rows(g.n) {
+			return g.tier, c * L.Per, true
 		}
 	}
 	return 0, 0, false
@@ -171,54 +203,85 @@ func DrawPass(img *image.RGBA, L PassLayout, f *proto.Frame, o PassOptions) {
 	}
 	// G1
 	idle := 0
-	for _, c := range f.G1 {
-		if c.State == 'i' {
+	for i := range f.G1 {
+		if f.G1[i].State == 'i' {
 			idle++
 		}
 	}
-	Text(img, padX, L.G1Y-5, "G1 "+strconv.Itoa(L.G1N)+" slots, "+strconv.Itoa(idle)+" idle", Muted)
-	for i := 0; i < L.G1N; i++ {
-		r := L.CellRect(L.G1Y, i)
-		if i >= len(f.G1) {
-			Fill(img, r, ColUnused)
-			continue
-		}
-		c := f.G1[i]
-		drawCell(img, r, c, idle)
-		if o.DiffG1 != nil && i < len(o.DiffG1) && o.DiffG1[i] {
-			thick(img, r, ColDiff)
-		}
-		if o.Highlight != 0 && c.Key == o.Highlight {
-			thick(img, r, ColHighlight)
-		}
-	}
+	Text(img, padX, L.G1Y-5, "G1 "+numfmt.Thousands(int64(L.G1N))+" slots, "+numfmt.Thousands(int64(idle))+" idle"+L.perNote(), Muted)
+	drawGrid(img, L, L.G1Y, L.G1N, f.G1, idle, o.DiffG1, o.Highlight)
 	// G2
 	if L.HasG2 {
 		evictable := 0
-		for _, c := range f.G2 {
-			if c.Order >= 0 {
+		for i := range f.G2 {
+			if f.G2[i].Order >= 0 {
 				evictable++
 			}
 		}
-		Text(img, padX, L.G2Y-5, "G2 "+strconv.Itoa(len(f.G2))+"/"+strconv.Itoa(L.G2N)+" blocks, next victim first", Muted)
-		for i := 0; i < L.G2N; i++ {
-			r := L.CellRect(L.G2Y, i)
-			if i >= len(f.G2) {
-				Fill(img, r, ColUnused)
-				continue
-			}
-			c := f.G2[i]
-			drawCell(img, r, c, evictable)
-			if o.DiffG2 != nil && i < len(o.DiffG2) && o.DiffG2[i] {
-				thick(img, r, ColDiff)
-			}
-			if o.Highlight != 0 && c.Key == o.Highlight {
-				thick(img, r, ColHighlight)
-			}
-		}
+		Text(img, padX, L.G2Y-5, "G2 "+numfmt.Thousands(int64(len(f.G2)))+"/"+numfmt.Thousands(int64(L.G2N))+" blocks, next victim first"+L.perNote(), Muted)
+		drawGrid(img, L, L.G2Y, L.G2N, f.G2, evictable, o.DiffG2, o.Highlight)
 	}
 	drawLanes(img, L, o)
 }
+
+// perNote says how many slots a binned grid's cell stands for.
+func (L PassLayout) perNote() string {
+	if L.Per <= 1 {
+		return ""
+	}
+	return " (a cell per " + numfmt.Thousands(int64(L.Per)) + ")"
+}
+
+// drawGrid draws the n cells of one tier whose top is y. A binned cell
+// shows its most telling slot (cellRank) and the outlines of any of its
+// slots; each slot is read once, so a redraw is O(slots) + O(cells).
+func drawGrid(img *image.RGBA, L PassLayout, y, n int, cells []proto.Cell, queueLen int, diff []bool, highlight uint32) {
+	for i := 0; i < L.cells(n); i++ {
+		r := L.CellRect(y, i)
+		lo := i * L.Per
+		if lo >= len(cells) {
+			Fill(img, r, ColUnused)
+			continue
+		}
+		hi := min(lo+L.Per, len(cells))
+		bin := cells[lo:hi]
+		best, top := 0, int8(-1)
+		lit := false
+		for k := range bin {
+			if rk := flashRank[bin[k].Flash] + stateRank[bin[k].State]; rk > top {
+				best, top = k, rk
+			}
+		}
+		if highlight != 0 {
+			for k := range bin {
+				lit = lit || bin[k].Key == highlight
+			}
+		}
+		drawCell(img, r, bin[best], queueLen)
+		if lo < len(diff) && slices.Contains(diff[lo:min(hi, len(diff))], true) {
+			thick(img, r, ColDiff)
+		}
+		if lit {
+			thick(img, r, ColHighlight)
+		}
+	}
+}
+
+// stateRank and flashRank order slots by what a binned cell should show:
+// an event of this pass first, then a slot in use, then a cached one, then
+// a free one.
+var stateRank, flashRank = func() (s, f [256]int8) {
+	for c, r := range map[byte]int8{'p': 4, 'A': 4, 'r': 3, 'h': 3, 'P': 3, 'N': 3, 'i': 2, 'R': 2, '.': 0} {
+		s[c] = r
+	}
+	for c := range s {
+		if s[c] == 0 && c != '.' {
+			s[c] = 1
+		}
+	}
+	f[proto.FlashEvicted], f[proto.FlashRestored], f[proto.FlashStored] = 30, 20, 10
+	return s, f
+}()
 
 func thick(img *image.RGBA, r image.Rectangle, c color.RGBA) {
 	Outline(img, r, c)

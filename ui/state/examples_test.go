@@ -163,3 +163,47 @@ func exampleRunWith(t *testing.T, id string, passes bool, sets ...string) *repla
 	}
 	return res
 }
+
+// TestExampleTextsMatchTheirRuns replays what the R4 example's text quotes
+// (its routing figures) and checks every quoted figure against the runs.
+// The other examples quote no run figure in their fixed sentences
+// (TestExampleTextsQuoteNoRunFigure); their closing paragraphs come from
+// the runs on the page (TestExampleExplanationsComeFromTheRuns).
+func TestExampleTextsMatchTheirRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every example")
+	}
+	var tests []struct {
+		example string
+		phrase  string
+		figure  func(t *testing.T) string
+	}
+	for _, policy := range []string{"round_robin", "kv_router"} {
+		run := func(t *testing.T) *replay.Output { return exampleRun(t, "R4", "engine.routing="+policy) }
+		verb := map[string]string{"round_robin": "it reuses %s of the input", "kv_router": "it reuses %s, recomputes"}[policy]
+		tests = append(tests, []struct {
+			example string
+			phrase  string
+			figure  func(t *testing.T) string
+		}{
+			{"R4", verb, func(t *testing.T) string {
+				return strconv.FormatFloat(run(t).Summary.PrefixCacheReusedRatio, 'f', 4, 64)
+			}},
+			{"R4", "recomputes %s tokens" + map[string]string{"round_robin": ".", "kv_router": ", and"}[policy], func(t *testing.T) string {
+				return Thousands(run(t).Summary.CommittedPrefillTokens)
+			}},
+			{"R4", map[string]string{"round_robin": "TTFT falls from %s ms", "kv_router": "ms to %s ms"}[policy], func(t *testing.T) string {
+				return strconv.FormatFloat(run(t).Summary.TTFT.Mean, 'f', 2, 64)
+			}},
+		}...)
+	}
+	for _, tt := range tests {
+		t.Run(tt.example+"/"+tt.phrase, func(t *testing.T) {
+			want := strings.Replace(tt.phrase, "%s", tt.figure(t), 1)
+			text := strings.Join(ExampleByID(tt.example).Text, " ")
+			if !strings.Contains(text, want) {
+				t.Errorf("the runs say %q; the example says:\n%s", want, text)
+			}
+		})
+	}
+}

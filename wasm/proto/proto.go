@@ -21,6 +21,12 @@ const (
 	MsgFile     = "file"     // FileReply: a report file
 	MsgIndex    = "index"    // IndexReply: the pass index grows
 	MsgFrame    = "frame"    // FrameReply: one pass per variant
+	// MsgDead: the worker's Go program stopped (it exited, ran out of
+	// memory, or a call into it threw) and cannot answer again; ID is the
+	// request it was serving (0: none), Error says what sim-worker.js saw.
+	// The page replaces the worker. sim-worker.js posts it, never the
+	// bridge.
+	MsgDead = "dead"
 )
 
 // Operations (Request.Op) the page asks of the worker.
@@ -56,6 +62,9 @@ type View struct {
 	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.
 	PD bool `json:"pd,omitempty"`
+	// Workers is the aggregated run's worker count when it has more than
+	// one (0 otherwise): the request table then names each request's.
+	Workers int `json:"workers,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// Rows travel separately, in the binary form of EncodeRows: decoding
