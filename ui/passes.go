@@ -569,14 +569,24 @@ func (pv *passState) NumEvents(v int) int {
 }
 
 // states is run v's G1 slot states at the shown pass, one character per
-// slot (tests read it).
+// slot, '*' for a slot flashing an event (tests read it); "" for a G1 of
+// more than maxStatesAttr slots: vugu sends an attribute to the DOM in
+// one instruction of a bounded buffer, and a 16,384-character one does
+// not fit (the render loop panics).
 func (pv *passState) states(v int) string {
-	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
+	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" || len(pv.Frames[v].f.G1) > maxStatesAttr {
 		return ""
 	}
 	b := make([]byte, len(pv.Frames[v].f.G1))
 	for i, c := range pv.Frames[v].f.G1 {
 		b[i] = c.State
+		if c.Flash != 0 {
+			b[i] = '*'
+		}
 	}
 	return string(b)
 }
+
+// maxStatesAttr bounds the G1 size whose states go into the canvas's
+// data-states attribute.
+const maxStatesAttr = 2048

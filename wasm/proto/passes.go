@@ -274,7 +274,7 @@ type Divergence struct {
 	HeldOnlyFirst []TierBlock `json:"held_only_first,omitempty"`
 	HeldOnlyThis  []TierBlock `json:"held_only_this,omitempty"`
 	// Passes are the passes where one run evicted blocks the other kept,
-	// in order (at most MaxDivergentPasses).
+	// in order (bounded, see MaxDivergentPasses; MorePasses are left out).
 	Passes     []DivergentPass `json:"passes,omitempty"`
 	MorePasses int             `json:"more_passes,omitempty"`
 	// RestoresOnlyFirst and RestoresOnlyThis count the blocks one run
@@ -285,8 +285,12 @@ type Divergence struct {
 	BlockSize         int `json:"block_size"`
 }
 
-// MaxDivergentPasses bounds Divergence.Passes.
-const MaxDivergentPasses = 2000
+// MaxDivergentPasses and MaxDivergentBlocks bound Divergence.Passes: at
+// most so many passes, and passes with at most so many blocks in all.
+const (
+	MaxDivergentPasses = 2000
+	MaxDivergentBlocks = 20000
+)
 
 // A DivergentPass is one pass where the runs evicted different blocks:
 // First are the blocks the first run evicted and this run kept, This the
