@@ -192,6 +192,11 @@ func runSweepMerge(e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("sweep merge: give the directories (or files) that hold the shard files (see 'kvsim sweep -h')")
 	}
+	for _, a := range fs.Args() {
+		if strings.HasPrefix(a, "-") {
+			return usagef("sweep merge: flag %s after the directories: flags go first (kvsim sweep merge [--output-dir OUT] DIR…)", a)
+		}
+	}
 	files, err := readShards(fs.Args())
 	if err != nil {
 		return err

@@ -134,6 +134,9 @@ func TestSweepShards(t *testing.T) {
 		t.Fatalf("--shard auto/3: exit %d: %s", code, errs)
 	}
 	merged := filepath.Join(tmp, "merged")
+	if _, errs, code := cli(t, "sweep", "merge", parts, "--output-dir", merged); code != exitUsage || !strings.Contains(errs, "flag --output-dir after the directories: flags go first") {
+		t.Errorf("merge with a flag after the directories: exit %d, stderr %q", code, errs)
+	}
 	if out, errs, code := cli(t, "sweep", "merge", "--output-dir", merged, parts); code != exitOK || !strings.Contains(out, "192                           simple_cpu_v0_32     12432        8368") {
 		t.Fatalf("merge: exit %d: %s%s", code, out, errs)
 	}
