@@ -106,7 +106,7 @@ func TestCompareThree(t *testing.T) {
 	tb.typeInto("cmp-g2", "192, 2048, none")
 	tb.clickRun()
 	rows = eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
-	if len(rows) != 3 || !strings.HasPrefix(rows[2], "no G2|0|20,320") || !strings.HasPrefix(rows[1], "G2 2048 blocks|15,568|5,248") {
+	if len(rows) != 3 || !strings.HasPrefix(rows[2], "no G2|0|20,320") || !strings.HasPrefix(rows[1], "SimpleCPU v0.32, G2 2048 blocks|15,568|5,248") {
 		t.Errorf("G2 compare rows %q", rows)
 	}
 	tb.shot("04-compare-g2-sizes")

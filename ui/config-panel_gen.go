@@ -80,7 +80,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.AddAttrInterface("id", "conn-"+k)
 						vgn.AddAttrInterface("value", k)
 						{
-							b, err := vjson.Marshal(c.Form.HasG2 && c.Form.Connector == k)
+							b, err := vjson.Marshal(c.ConnectorOn(k))
 							if err != nil {
 								panic(err)
 							}

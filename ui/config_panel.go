@@ -180,6 +180,11 @@ func formValue(f, last state.Form, field state.Field) string {
 		return num(f.D2H)
 	case state.FH2D:
 		return num(f.H2D)
+	case state.FConnector:
+		if !f.HasG2 {
+			return last.Connector
+		}
+		return f.Connector
 	case state.FConcurrency:
 		if f.Source.LoadType != config.LoadConcurrency {
 			return ""
@@ -260,8 +265,15 @@ func (c *ConfigPanel) PDNote() string {
 // DownloadConfig offers the YAML as a file the CLI reads.
 func (c *ConfigPanel) DownloadConfig() { c.page.host.Download("config.yaml", c.YAML) }
 
+// ConnectorOn tells whether connector k's radio is on: the connector last
+// chosen, even while the config it made does not parse (P/D with a
+// mooncake-delta trace), so the radios follow every click.
+func (c *ConfigPanel) ConnectorOn(k string) bool {
+	return c.Form.HasG2 && c.Value(state.FConnector) == k
+}
+
 func (c *ConfigPanel) radioClass(k string) string {
-	if c.Form.HasG2 && c.Form.Connector == k {
+	if c.ConnectorOn(k) {
 		return "on"
 	}
 	return ""

@@ -76,6 +76,14 @@ func (c *Root) guard() {
 	}
 }
 
+// ExampleApplies tells whether the guided example's text still describes
+// the page: its config (trace included) is the panel's, unedited. Once the
+// config or the trace changes, the example box retires (its numbers no
+// longer apply) and the link no longer names it.
+func (c *Root) ExampleApplies() bool {
+	return c.Example != nil && c.Panel.YAML == c.Example.YAML()
+}
+
 // nextID is a new message id.
 func (c *Root) nextID() int {
 	c.seq++
@@ -89,7 +97,7 @@ func (c *Root) share() state.Share {
 	if c.View == ViewSweep {
 		s.View = ViewSweep
 	}
-	if c.Example != nil {
+	if c.ExampleApplies() {
 		s.Example = c.Example.ID
 	}
 	return s

@@ -105,7 +105,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
 					vgparent.AppendChild(vgn)
 					{
-						b, err := vjson.Marshal(c.Example == nil)
+						b, err := vjson.Marshal(!c.ExampleApplies())
 						if err != nil {
 							panic(err)
 						}
@@ -128,7 +128,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("value", e.ID)
 						{
-							b, err := vjson.Marshal(c.Example != nil && c.Example.ID == e.ID)
+							b, err := vjson.Marshal(c.ExampleApplies() && c.Example.ID == e.ID)
 							if err != nil {
 								panic(err)
 							}

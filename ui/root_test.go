@@ -286,6 +286,13 @@ func TestPDToggleFlow(t *testing.T) {
 		t.Error("Run allowed, or the toggle shows off")
 	}
 	mustContain(t, render(t, b), `id="err-pd"`)
+	// the radios follow every click while the config does not parse
+	for _, k := range []string{"offloading_v0_32", "offloading_v0_24"} {
+		bp.OnField(state.FConnector, k)
+		if !bp.ConnectorOn(k) || !strings.Contains(bp.YAML, "connector: "+k) {
+			t.Errorf("clicked %s: radio on %v, YAML has it %v", k, bp.ConnectorOn(k), strings.Contains(bp.YAML, "connector: "+k))
+		}
+	}
 	bp.OnField(state.FPD, "false")
 	if bp.Cfg == nil || bp.PDOn() || len(fieldErrs(bp)) != 0 {
 		t.Errorf("P/D off again: %v", fieldErrs(bp))
@@ -484,5 +491,50 @@ func TestDeadWorker(t *testing.T) {
 	box = box[:strings.Index(box, "</details>")]
 	if !strings.Contains(box, state.InternalNote) || strings.Contains(box[:strings.Index(box, "<details")], "makeslice") {
 		t.Errorf("an internal error shows open: %s", box)
+	}
+}
+
+// TestExampleBoxRetires: the guided example's box shows while the config
+// is the example's; an edit retires it (and the link stops naming it), and
+// undoing the edit brings it back.
+func TestExampleBoxRetires(t *testing.T) {
+	a := NewRoot(&nopHost{}, "#ex=B")
+	if !a.ExampleApplies() || !strings.Contains(render(t, a), `id="example-box"`) {
+		t.Fatal("no example box on #ex=B")
+	}
+	orig := a.Panel.YAML
+	a.Panel.OnField(state.FG1, "64")
+	if a.ExampleApplies() || strings.Contains(render(t, a), `id="example-box"`) || strings.Contains(a.share().Fragment(), "ex=") {
+		t.Error("the example box stays after an edit")
+	}
+	a.Panel.OnYAML(orig)
+	if !a.ExampleApplies() {
+		t.Error("the example box does not come back when the edit is undone")
+	}
+}
+
+// TestPDConnectorCompare: a connector compare cannot run on a P/D config
+// (the v0.32 profiles require the aggregated role): Run is disabled with
+// the reason; a G2-size compare runs, its rows naming P/D and the
+// connector.
+func TestPDConnectorCompare(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "#ex=B")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Cancel() // the link's own run
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Panel.OnField(state.FPD, "true")
+	a.Compare.Toggle()
+	if a.Runs.CanRun() || !strings.Contains(a.Compare.Problem(), "not available with P/D") {
+		t.Errorf("connector compare with P/D: can run %v, problem %q", a.Runs.CanRun(), a.Compare.Problem())
+	}
+	mustContain(t, render(t, a), `id="err-compare"`)
+	a.Compare.SetAxis(state.AxisG2)
+	if !a.Runs.CanRun() {
+		t.Fatalf("G2 compare with P/D: %q", a.Runs.RunTitle())
+	}
+	a.Runs.Run()
+	if l := h.last().Run.Variants[0].Label; l != "P/D, offloading v0.24, G2 192 blocks" {
+		t.Errorf("label %q", l)
 	}
 }

@@ -26,7 +26,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		_ = vgparent
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.page.Example != nil {
+		if c.page.ExampleApplies() {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "example-box"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "example-box"}}}
 			vgparent.AppendChild(vgn)
 			{

@@ -89,7 +89,7 @@ func (c *RunView) ready() {
 // still holds the last good one, and running it would show results for a
 // config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && !c.Panel.Invalid() && (c.Compare.Set == nil || c.Compare.Err == "")
+	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == ""
 }
 
 // RunTitle explains the Run button when it is disabled.
@@ -99,8 +99,8 @@ func (c *RunView) RunTitle() string {
 		return "a run is under way"
 	case c.Panel.Invalid():
 		return "fix the config first: " + c.Panel.FirstErr()
-	case c.Compare.Set != nil && c.Compare.Err != "":
-		return "fix the compare set-up first: " + c.Compare.Err
+	case c.Compare.Problem() != "":
+		return "fix the compare set-up first: " + c.Compare.Problem()
 	}
 	return "run the config (every compared run)"
 }

@@ -199,7 +199,7 @@ func TestCompareVariants(t *testing.T) {
 	}
 	g := Compare{Axis: AxisG2, Values: []string{"2048", "none"}}
 	vs = g.Variants(cfg)
-	if vs[1].Sets[0] != agg+".kv_cache.host_offload=null" || vs[0].Label != "G2 2048 blocks" {
+	if vs[1].Sets[0] != agg+".kv_cache.host_offload=null" || vs[0].Label != "SimpleCPU v0.32, G2 2048 blocks" {
 		t.Fatalf("%+v", vs)
 	}
 	for _, bad := range []string{"connector:offloading_v0_24", "g2:1,2,3,4", "g2:0,5", "size:1,2", "g2:5,5"} {
