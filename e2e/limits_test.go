@@ -64,6 +64,22 @@ func TestOversizedJobsAreRefused(t *testing.T) {
 	tb.singleMode()
 	check("G1 of 10,000,000 blocks", eval[string](tb, `document.getElementById('yaml').value`), 1)
 
+	// G2 = 99,999,999,999 blocks in a G2-size compare: the row says which
+	// limit (once a "makeslice: len out of range" banner)
+	tb.do(chromedp.Click(chromedp.ID("compare-toggle")))
+	tb.wait("compare set-up", `!!document.querySelector('#compare-setup')`, 5*time.Second)
+	tb.do(chromedp.SetValue(chromedp.ID("cmp-axis"), "g2"))
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('cmp-axis').dispatchEvent(new Event('change', {bubbles: true}))`))
+	tb.typeInto("f-g1", "128")
+	tb.typeInto("cmp-g2", "192, 99999999999")
+	tb.clickRun()
+	rows := eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => r.textContent.trim())`)
+	if len(rows) != 2 || !strings.Contains(rows[1], "99,999,999,999 host blocks exceed the limit of 16,777,216 per G2 tier") ||
+		strings.Contains(strings.Join(rows, " "), "makeslice") {
+		t.Errorf("G2 of 99,999,999,999 in a compare: rows %q", rows)
+	}
+	tb.singleMode()
+
 	// 10^9 synthetic sessions, written into the YAML as the other front
 	// ends' tests set them.
 	synth := strings.Replace(base, "traffic:\n", "traffic:\n  stop: {sessions: 1000000000}\n", 1)
