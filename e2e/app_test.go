@@ -290,5 +290,9 @@ func TestNarrowScreen(t *testing.T) {
 		wide := eval[[]string](tb, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 425).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`)
 		t.Errorf("the page is %d px wide on a 420 px screen: %v", w, wide)
 	}
+	if run, panel := eval[float64](tb, `document.getElementById('run').getBoundingClientRect().top`),
+		eval[float64](tb, `document.getElementById('config').getBoundingClientRect().top`); run > panel {
+		t.Errorf("on a 420 px screen Run sits at %.0f px, under the config panel at %.0f px", run, panel)
+	}
 	tb.shot("16-narrow-screen")
 }

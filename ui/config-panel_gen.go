@@ -424,7 +424,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgcomp.Field = state.FKVBandwidth
 						vgcomp.Panel = c
 						vgcomp.Label = "KV transfer"
-						vgcomp.Unit = "GB/s"
+						vgcomp.Unit = "GB/s, empty = untimed"
 						vgcomp.Placeholder = "untimed"
 						vgout.Components = append(vgout.Components, vgcomp)
 						vgn = &vugu.VGNode{Component: vgcomp}
@@ -571,7 +571,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgcomp.Field = state.FD2H
 					vgcomp.Panel = c
 					vgcomp.Label = "GPU→CPU (D2H)"
-					vgcomp.Unit = "GB/s"
+					vgcomp.Unit = "GB/s, 0 = unlimited"
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
@@ -592,7 +592,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgcomp.Field = state.FH2D
 					vgcomp.Panel = c
 					vgcomp.Label = "CPU→GPU (H2D)"
-					vgcomp.Unit = "GB/s"
+					vgcomp.Unit = "GB/s, 0 = unlimited"
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
@@ -617,7 +617,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgn.SetInnerHTML(vugu.HTML("Config YAML \x3Cspan class=\"muted\"\x3E(the CLI reads the same)\x3C/span\x3E"))
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "yaml"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "wrap", Val: "off"}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "18"}}}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "yaml"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "18"}}}
 			vgparent.AppendChild(vgn)
 			{
 				b, err := vjson.Marshal(c.YAML)

@@ -243,7 +243,7 @@ func (c *RunView) result(m WorkerMsg) {
 	}
 	c.Selected = max(c.Selected, 0)
 	c.Table.Page = 0
-	c.Status = fmt.Sprintf("Done in %s ms.", state.Ms(c.RunMs))
+	c.Status = "Done in " + state.Duration(c.RunMs) + "."
 	c.chart.dirty = true
 	focus, run := c.focus()
 	c.Passes.start(m.Result, focus, run)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -301,7 +300,7 @@ func (c *SweepView) takeFiles(m WorkerMsg) error {
 	c.Curves, c.CSV, c.JSON = &cv, m.Text(f.CSV), m.Text(f.JSON)
 	c.Running = false
 	c.Ms = float64(c.page.host.Now().Sub(c.start).Microseconds()) / 1000
-	c.Status = fmt.Sprintf("%d points in %s ms with %d workers.", len(c.Points), state.Ms(math.Round(c.Ms)), min(c.Workers, len(c.Points)))
+	c.Status = fmt.Sprintf("%s points in %s with %d workers.", state.Thousands(int64(len(c.Points))), state.Duration(c.Ms), min(c.Workers, len(c.Points)))
 	c.plot.dirty = true
 	return nil
 }

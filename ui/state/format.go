@@ -22,6 +22,19 @@ func Ms(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 
+// Duration writes a wall time given in milliseconds for people: whole
+// milliseconds below 10 s ("194 ms", "1,467 ms"), seconds with one decimal
+// above ("14.2 s"); "–" for a missing value.
+func Duration(ms float64) string {
+	switch {
+	case ms < 0 || math.IsNaN(ms):
+		return "–"
+	case ms < 10000:
+		return numfmt.Thousands(int64(math.Round(ms))) + " ms"
+	}
+	return strconv.FormatFloat(math.Round(ms/100)/10, 'f', 1, 64) + " s"
+}
+
 // Percent writes part/whole as a percentage with one decimal.
 func Percent(part, whole int64) string {
 	if whole <= 0 {
@@ -36,7 +49,7 @@ type Column struct{ Key, Label string }
 // Columns are the request table's columns.
 var Columns = []Column{
 	{"id", "request"}, {"turn", "turn"}, {"input", "input"}, {"ttft", "TTFT ms"},
-	{"g1", "G1 reused"}, {"host", "G2 reused"}, {"recomputed", "recomputed"},
+	{"g1", "G1 reused"}, {"host", "restored"}, {"recomputed", "recomputed"},
 }
 
 // PDColumn is the extra column of a P/D run: the prefill and the decode

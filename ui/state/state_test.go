@@ -284,3 +284,11 @@ func TestSessionSpecSet(t *testing.T) {
 		t.Errorf("%+v, want %+v", s, want)
 	}
 }
+
+func TestDuration(t *testing.T) {
+	for ms, want := range map[float64]string{193.999: "194 ms", 1467.2: "1,467 ms", 14200: "14.2 s", -1: "–", 0.4: "0 ms"} {
+		if got := Duration(ms); got != want {
+			t.Errorf("Duration(%v) = %q; want %q", ms, got, want)
+		}
+	}
+}
