@@ -63,6 +63,7 @@ func (c *Root) applyShare(s state.Share) {
 		c.View = ViewSweep
 	}
 	c.Compare.Set = s.Compare
+	c.Sweep.open(s.SweepVary, s.SweepSource)
 	c.Runs.reset(s.Pass, s.Rank)
 	c.Panel.open(s.YAML, s.Upload)
 }
@@ -97,6 +98,7 @@ func (c *Root) share() state.Share {
 	if c.View == ViewSweep {
 		s.View = ViewSweep
 	}
+	s.SweepVary, s.SweepSource = c.Sweep.share()
 	if c.ExampleApplies() {
 		s.Example = c.Example.ID
 	}

@@ -348,6 +348,19 @@ func TestSweepFlow(t *testing.T) {
 	if len(h.downloads) != 1 || h.downloads[0] != "sweep.csv" {
 		t.Errorf("downloads %v", h.downloads)
 	}
+	// a point opens in the run view: its overrides written into the YAML
+	a.Sweep.Points[3].P.Sets = []string{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks=2048",
+		"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Cancel()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Sweep.Open(3)
+	if a.View != ViewRun || a.Compare.Set != nil || a.Panel.Form.G2 != 2048 || a.Panel.Form.Connector != "offloading_v0_24" ||
+		!a.Runs.Running || h.last().Run.Config != a.Panel.YAML {
+		t.Errorf("open point 3: view %q, form %+v, running %v", a.View, a.Panel.Form, a.Runs.Running)
+	}
+	a.Runs.Cancel()
+	a.SetView(ViewSweep)
 	// cancel stops the workers
 	a.Sweep.Run()
 	a.Sweep.Cancel()
@@ -536,5 +549,30 @@ func TestPDConnectorCompare(t *testing.T) {
 	a.Runs.Run()
 	if l := h.last().Run.Variants[0].Label; l != "P/D, offloading v0.24, G2 192 blocks" {
 		t.Errorf("label %q", l)
+	}
+}
+
+// TestSweepSetUp: a refused Web Workers value stays in its field with a
+// message and blocks the sweep; the link keeps the grid and the source.
+func TestSweepSetUp(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "#view=sweep")
+	for _, bad := range []string{"0", "100", "-1", "two"} {
+		a.Sweep.SetWorkers(bad)
+		if a.Sweep.WorkersErr == "" || a.Sweep.WorkersValue() != bad || a.Sweep.CanRun() || a.Sweep.Workers != 2 {
+			t.Errorf("workers %q: error %q, field %q, can run %v", bad, a.Sweep.WorkersErr, a.Sweep.WorkersValue(), a.Sweep.CanRun())
+		}
+	}
+	mustContain(t, render(t, a), `id="err-sweep-workers"`)
+	a.Sweep.SetWorkers("3")
+	if a.Sweep.WorkersErr != "" || a.Sweep.Workers != 3 || !a.Sweep.CanRun() {
+		t.Errorf("workers 3: %q %d", a.Sweep.WorkersErr, a.Sweep.Workers)
+	}
+	grid := "connector=offloading_v0_24,simple_cpu_v0_32\nhost_offload.num_host_blocks=64,4096"
+	a.Sweep.SetVary(grid)
+	a.Sweep.SetSource(SweepPanel)
+	b := NewRoot(&nopHost{}, h.frag)
+	if b.View != ViewSweep || b.Sweep.Vary != grid || b.Sweep.Source != SweepPanel {
+		t.Errorf("the link %q restores view %q, grid %q, source %q", h.frag, b.View, b.Sweep.Vary, b.Sweep.Source)
 	}
 }

@@ -41,6 +41,9 @@ type SweepView struct {
 	Source  string
 	Vary    string // one --vary per line
 	Workers int
+	// WorkersText and WorkersErr: a Web Workers value that was refused,
+	// shown in the field with its message.
+	WorkersText, WorkersErr string
 
 	Running bool
 	Err     string
@@ -80,17 +83,87 @@ func newSweepView(page *Root, workers int) *SweepView {
 func (c *SweepView) SetSource(s string) {
 	if s == SweepPanel || s == SweepBuiltin {
 		c.Source = s
+		if c.page.Sweep != nil {
+			c.page.updateURL()
+		}
 	}
 }
 
 // SetVary sets the grid (one --vary per line).
-func (c *SweepView) SetVary(text string) { c.Vary = text }
+func (c *SweepView) SetVary(text string) {
+	c.Vary = text
+	c.page.updateURL()
+}
 
-// SetWorkers sets how many Web Workers run the points.
-func (c *SweepView) SetWorkers(v string) {
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 1 && n <= MaxSweepWorkers {
-		c.Workers = n
+// share is what the link holds of the sweep view: its grid and its
+// config's source, "" for the defaults.
+func (c *SweepView) share() (vary, source string) {
+	if c.Vary != strings.Join(DefaultSweepVary, "\n") {
+		vary = c.Vary
 	}
+	if c.Source != SweepBuiltin {
+		source = c.Source
+	}
+	return vary, source
+}
+
+// open restores what a link holds of the sweep view.
+func (c *SweepView) open(vary, source string) {
+	c.Vary = strings.Join(DefaultSweepVary, "\n")
+	if vary != "" {
+		c.Vary = vary
+	}
+	c.Source = SweepBuiltin
+	if source == SweepPanel {
+		c.Source = source
+	}
+}
+
+// SetWorkers sets how many Web Workers run the points. A value that is not
+// a whole number from 1 to MaxSweepWorkers stays in the field with a
+// message, and the sweep cannot start until it is fixed.
+func (c *SweepView) SetWorkers(v string) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > MaxSweepWorkers {
+		c.WorkersText = v
+		c.WorkersErr = fmt.Sprintf("Web Workers: %q is not a whole number from 1 to %d", v, MaxSweepWorkers)
+		return
+	}
+	c.Workers, c.WorkersText, c.WorkersErr = n, "", ""
+}
+
+// WorkersValue is what the Web Workers field shows.
+func (c *SweepView) WorkersValue() string {
+	if c.WorkersErr != "" {
+		return c.WorkersText
+	}
+	return strconv.Itoa(c.Workers)
+}
+
+// Open opens finished point i in the run view: the sweep's config with
+// the point's overrides written into the YAML (as --set would), compare
+// off, and runs it there.
+func (c *SweepView) Open(i int) {
+	defer c.page.guard()
+	if i < 0 || i >= len(c.Points) || !c.Points[i].Done {
+		return
+	}
+	text := c.spec.Config
+	for _, set := range c.Points[i].P.Sets {
+		path, value, _ := strings.Cut(set, "=")
+		var err error
+		if text, err = state.SetYAML(text, path, value); err != nil {
+			c.Err = fmt.Sprintf("point %d cannot open in the run view: %v", i, err)
+			return
+		}
+	}
+	p := c.page
+	p.Example = nil
+	p.Compare.Set = nil
+	p.View = ViewRun
+	p.Runs.reset(0, 0)
+	p.Panel.setYAML(text, state.NoField)
+	p.Runs.Run()
 }
 
 // Varies is the grid's --vary arguments: the lines of the text, trimmed,
@@ -124,7 +197,7 @@ func (c *SweepView) Command() string {
 
 // CanRun tells whether the sweep can start.
 func (c *SweepView) CanRun() bool {
-	return !c.Running && (c.Source == SweepBuiltin || c.page.Panel.Cfg != nil)
+	return !c.Running && c.WorkersErr == "" && (c.Source == SweepBuiltin || !c.page.Panel.Invalid())
 }
 
 // Run starts the sweep: the plan from worker 0, then the points.
