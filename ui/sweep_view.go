@@ -26,7 +26,7 @@ var DefaultSweepVary = []string{
 }
 
 // MaxSweepWorkers bounds the sweep's Web Workers.
-const MaxSweepWorkers = 8
+const MaxSweepWorkers = state.MaxSweepWorkers
 
 // SweepPageRows is the point table's page length.
 const SweepPageRows = 48
@@ -123,10 +123,9 @@ func (c *SweepView) open(vary, source string) {
 // a whole number from 1 to MaxSweepWorkers stays in the field with a
 // message, and the sweep cannot start until it is fixed.
 func (c *SweepView) SetWorkers(v string) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 || n > MaxSweepWorkers {
-		c.WorkersText = v
-		c.WorkersErr = fmt.Sprintf("Web Workers: %q is not a whole number from 1 to %d", v, MaxSweepWorkers)
+	n, err := state.SweepWorkers(v)
+	if err != nil {
+		c.WorkersText, c.WorkersErr = v, err.Error()
 		return
 	}
 	c.Workers, c.WorkersText, c.WorkersErr = n, "", ""

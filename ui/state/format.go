@@ -2,9 +2,11 @@ package state
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/wasm/proto"
@@ -103,4 +105,17 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 		return by(a, b)
 	})
 	return out
+}
+
+// MaxSweepWorkers bounds the sweep view's Web Workers.
+const MaxSweepWorkers = 8
+
+// SweepWorkers reads the sweep view's Web Workers field: a whole number
+// from 1 to MaxSweepWorkers.
+func SweepWorkers(v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > MaxSweepWorkers {
+		return 0, fmt.Errorf("Web Workers: %q is not a whole number from 1 to %d", v, MaxSweepWorkers)
+	}
+	return n, nil
 }
