@@ -576,3 +576,20 @@ func TestSweepSetUp(t *testing.T) {
 		t.Errorf("the link %q restores view %q, grid %q, source %q", h.frag, b.View, b.Sweep.Vary, b.Sweep.Source)
 	}
 }
+
+// TestRankSummary: a run of several DP ranks lists every rank with its
+// passes and pools under the picker; clicking a row shows that rank.
+func TestRankSummary(t *testing.T) {
+	h := &nopHost{width: 900}
+	a := NewRoot(h, "#ex=B")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{
+		{Worker: 0, Rank: 0, Passes: 6, Lines: 6, G1: 3, G2: 8}, {Worker: 0, Rank: 1, Passes: 1234, Lines: 1234, G1: 3000}}}}
+	a.Deliver(result(t, h, [][2]int64{{8, 28}}, meta))
+	html := render(t, a)
+	mustContain(t, html, `id="pv-ranks"`, `id="pv-rank-row-1"`, "worker 0, DP rank 1", "1,234", "3,000")
+	a.Runs.Passes.SetRank("1")
+	if a.Runs.Passes.pv.Rank != 1 || a.Runs.Passes.rankRowClass(1) != "sel" {
+		t.Errorf("rank %d", a.Runs.Passes.pv.Rank)
+	}
+}
