@@ -85,6 +85,10 @@ func (c *Root) ExampleApplies() bool {
 	return c.Example != nil && c.Panel.YAML == c.Example.YAML()
 }
 
+// DismissFatal closes the internal-error banner (the page went on after
+// the handler that failed); a new run closes it too.
+func (c *Root) DismissFatal() { c.Fatal = "" }
+
 // nextID is a new message id.
 func (c *Root) nextID() int {
 	c.seq++

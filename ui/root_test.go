@@ -489,9 +489,10 @@ func TestDeadWorker(t *testing.T) {
 		t.Errorf("restarts %d, running %v, ready %v, error %q", h.restarts, a.Runs.Running, a.Runs.WorkerReady, a.Runs.RunErr)
 	}
 	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Fatal = "internal error: runtime error: makeslice: len out of range" // a handler's panic, earlier
 	a.Runs.Run()
-	if !a.Runs.Running || a.Runs.RunErr != "" {
-		t.Errorf("the next run: running %v, error %q", a.Runs.Running, a.Runs.RunErr)
+	if !a.Runs.Running || a.Runs.RunErr != "" || a.Fatal != "" {
+		t.Errorf("the next run: running %v, error %q, banner %q", a.Runs.Running, a.Runs.RunErr, a.Fatal)
 	}
 	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID,
 		Error: &proto.Error{Kind: "internal", Msg: "internal error: runtime error: makeslice: len out of range\ngoroutine 1 [running]:"}}, nil))

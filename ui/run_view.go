@@ -115,6 +115,9 @@ func (c *RunView) Run() {
 		return
 	}
 	c.RunErr = ""
+	if c.page.Fatal != "" && !strings.HasPrefix(c.page.Fatal, "The simulator (sim.wasm) did not load") {
+		c.page.Fatal = "" // a handler's failure: the page went on; a new run starts clean
+	}
 	p := c.Panel
 	if msg := p.Err(state.FTrace); msg != "" {
 		c.RunErr = msg
