@@ -357,7 +357,7 @@ func queueLine(fr *pvFrame, tier, order int) string {
 			n++
 		}
 	}
-	return fmt.Sprintf("%s of %d in the %s", ordinal(order+1), n, what)
+	return fmt.Sprintf("%s of %s in the %s", ordinal(order+1), state.Thousands(int64(n)), what)
 }
 
 // copiesLines say, per run, which tiers hold block key.

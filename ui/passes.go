@@ -413,7 +413,7 @@ func (pv *passState) playLabel() string {
 
 func (pv *passState) passLabel() string {
 	f := pv.first()
-	s := fmt.Sprintf("pass %d of %d", pv.Pass, pv.MaxLines())
+	s := "pass " + state.Thousands(int64(pv.Pass)) + " of " + state.Thousands(int64(pv.MaxLines()))
 	if f >= 0 && f < len(pv.Frames) && pv.Frames[f] != nil && pv.Frames[f].err == "" {
 		m := pv.Frames[f].meta
 		if m.Final {

@@ -443,10 +443,12 @@ func (c *RunView) rowClass(i int) string {
 }
 
 // completed is a compare row's "completed / requests".
-func completed(v *proto.View) string { return fmt.Sprintf("%d / %d", v.Completed, v.Requests) }
+func completed(v *proto.View) string {
+	return state.Thousands(int64(v.Completed)) + " / " + state.Thousands(int64(v.Requests))
+}
 
 // runNote is the TTFT card's line under the numbers.
 func runNote(v *proto.View) string {
-	return fmt.Sprintf("%d of %d requests completed, %s passes, %s ms simulated", v.Completed, v.Requests,
+	return fmt.Sprintf("%s of %s requests completed, %s passes, %s ms simulated", state.Thousands(int64(v.Completed)), state.Thousands(int64(v.Requests)),
 		state.Thousands(v.Passes), state.Ms(v.DurationMs))
 }

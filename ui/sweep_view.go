@@ -256,7 +256,7 @@ func (c *SweepView) Cancel() {
 	}
 	c.page.host.StopSweep()
 	c.Running, c.id = false, -1
-	c.Status = fmt.Sprintf("Sweep cancelled after %d of %d points.", c.Done, len(c.Points))
+	c.Status = fmt.Sprintf("Sweep cancelled after %s of %s points.", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 }
 
 // failed stops the sweep with a message (a worker failed, or none could
@@ -310,7 +310,7 @@ func (c *SweepView) takePlan(m WorkerMsg) error {
 	for w := 0; w < min(c.Workers, p.Points); w++ {
 		c.hand(w)
 	}
-	c.Status = fmt.Sprintf("0 of %d points", p.Points)
+	c.Status = "0 of " + state.Thousands(int64(p.Points)) + " points"
 	return nil
 }
 
@@ -337,7 +337,7 @@ func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
 	pt.Done, pt.summary = true, m.Text(r.Summary)
 	c.Done++
 	c.plot.dirty = true
-	c.Status = fmt.Sprintf("%d of %d points", c.Done, len(c.Points))
+	c.Status = fmt.Sprintf("%s of %s points", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 	if c.next < len(c.Points) {
 		c.hand(m.Worker)
 	}
@@ -425,7 +425,7 @@ func (c *SweepView) draw() { c.plot.draw(c.page.host, c.Plan, c.Points, c.Curves
 func (c *SweepView) finished() bool { return c.CSV != nil && !c.Running }
 
 func (c *SweepView) tableNote() string {
-	return fmt.Sprintf("%d of %d evaluated", c.Done, len(c.Points))
+	return fmt.Sprintf("%s of %s evaluated", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 }
 
 func (c *SweepView) pageNote() string { return fmt.Sprintf("page %d of %d", c.Page+1, c.Pages()) }
