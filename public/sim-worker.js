@@ -65,7 +65,16 @@ function start(module) {
     // main registers kvsimHandle, then parks; the promise settles only
     // when the Go program exits
     go.run(inst).then(() => die('the simulator exited', 0), (e) => die('the simulator stopped: ' + e, 0));
-    reply({ json: JSON.stringify({ type: 'ready', id: 0 }) });
+    // the ready reply carries what the page needs before any run (the
+    // connector profiles' policies)
+    let r;
+    try {
+      r = self.kvsimHandle({ json: JSON.stringify({ op: 'init', id: 0 }) });
+      delete r.next;
+    } catch (e) {
+      r = { json: JSON.stringify({ type: 'ready', id: 0 }) };
+    }
+    reply(r);
   });
   ready.catch((e) => reply(failure({ json: '{"op":"run"}' }, 'sim.wasm did not start: ' + e)));
 }

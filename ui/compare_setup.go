@@ -39,9 +39,14 @@ func (c *CompareSetup) SetAxis(axis string) {
 	if c.Set == nil {
 		return
 	}
-	if axis == state.AxisG2 {
+	switch axis {
+	case state.AxisG2:
 		c.SetG2(c.G2Text)
-	} else {
+	case state.AxisRouting:
+		d := state.DefaultRoutingCompare()
+		c.Set = &d
+		c.Err = ""
+	default:
 		d := state.DefaultCompare()
 		c.Set = &d
 		c.Err = ""
@@ -69,7 +74,27 @@ func (c *CompareSetup) SetConnector(conn string, on bool) {
 	c.page.updateURL()
 }
 
-// Has tells whether a connector is in the compare set.
+// SetRouting adds or removes a routing policy from the compare set.
+func (c *CompareSetup) SetRouting(policy string, on bool) {
+	defer c.page.guard()
+	if c.Set == nil || c.Set.Axis != state.AxisRouting {
+		return
+	}
+	var vals []string
+	for _, k := range state.RoutingPolicies {
+		if (k == policy && on) || (k != policy && c.Has(k)) {
+			vals = append(vals, k)
+		}
+	}
+	c.Set.Values = vals
+	c.Err = ""
+	if err := c.Set.Check(); err != nil {
+		c.Err = err.Error()
+	}
+	c.page.updateURL()
+}
+
+// Has tells whether a connector (or routing policy) is in the compare set.
 func (c *CompareSetup) Has(conn string) bool {
 	return c.Set != nil && slices.Contains(c.Set.Values, conn)
 }

@@ -279,6 +279,13 @@ func (c *ConfigPanel) radioClass(k string) string {
 	return ""
 }
 
+func (c *ConfigPanel) routingClass(k string) string {
+	if c.Form.Routing == k {
+		return "on"
+	}
+	return ""
+}
+
 func (c *ConfigPanel) replicasLabel() string {
 	if c.PDOn() {
 		return "Prefill replicas"

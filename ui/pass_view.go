@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -398,3 +400,110 @@ func (c *PassView) emptyText() string {
 func speedLabel(s int) string { return strconv.Itoa(s) + " passes/s" }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// runs names the compared runs for the explanations (labels, short
+// labels, connector policies).
+func (c *PassView) runs() []state.Run {
+	labels := c.labels()
+	out := make([]state.Run, len(labels))
+	for i, l := range labels {
+		out[i] = state.Run{Label: l, Short: shortLabel(l)}
+		if c.pv != nil && i < len(c.pv.Meta) {
+			out[i].Policy = state.PolicyOf(c.Run.page.Policies, c.pv.Meta[i].Connector)
+		}
+	}
+	return out
+}
+
+// summaryLine is one compared run's divergence summary.
+type summaryLine struct {
+	Run, Pass int
+	Text      string
+}
+
+// summary explains, for each later run, how and why it diverges from the
+// first on the shown rank (empty for a single run or before the index).
+func (c *PassView) summary() []summaryLine {
+	pv := c.pv
+	if pv == nil || pv.Runs < 2 || pv.Indexing {
+		return nil
+	}
+	runs := c.runs()
+	var out []summaryLine
+	for i := range pv.Divergences {
+		d := &pv.Divergences[i]
+		if d.Rank != pv.Rank || d.Run >= len(runs) {
+			continue
+		}
+		l := summaryLine{Run: d.Run, Pass: d.Pass, Text: state.Summary(runs[0], runs[d.Run], d)}
+		if dp := state.Decisive(d); dp != nil {
+			l.Pass = dp.Pass
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// why is run v's "why" panel at the shown pass: its policy, its next G2
+// victims, and what it evicted or kept that the compared runs did not.
+type why struct {
+	Policy  string
+	Victims string
+	Fates   []string
+	Lost    string
+}
+
+func (c *PassView) why(v int) *why {
+	pv := c.pv
+	if pv == nil || v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
+		return nil
+	}
+	runs := c.runs()
+	w := &why{}
+	if p := runs[v].Policy; p != nil {
+		w.Policy = runs[v].Short + " evicts " + p.Evicts + "; touches " + p.Touches + "; stores " + p.Stores + "."
+	}
+	m := pv.Frames[v].meta
+	if len(m.G2Next) > 0 {
+		w.Victims = fmt.Sprintf("next G2 victims, in order: %s", strings.Join(m.G2Next, ", "))
+		if m.G2Evictable > len(m.G2Next) {
+			w.Victims += fmt.Sprintf(" … (%d evictable)", m.G2Evictable)
+		}
+	}
+	pass := pv.Frames[v].pass
+	for _, f := range state.FateAt(pv.Divergences, pv.Rank, v, pass, runs) {
+		w.Fates = append(w.Fates, f.Text())
+	}
+	if pv.Runs > 1 && !pv.Indexing && len(w.Fates) == 0 {
+		w.Fates = append(w.Fates, fmt.Sprintf("In pass %d %s evicts nothing that the compared runs keep.", pass, runs[v].Short))
+	}
+	return w
+}
+
+// JumpDivergence goes to the next (dir +1) or previous (-1) pass where the
+// compared runs evicted different blocks.
+func (c *PassView) JumpDivergence(dir int) {
+	pv := c.pv
+	if pv == nil {
+		return
+	}
+	if p := state.NextDivergence(pv.Divergences, pv.Rank, pv.Pass, dir); p > 0 {
+		c.SeekTo(p)
+	} else {
+		c.Note = fmt.Sprintf("no divergence %s pass %d", map[int]string{1: "after", -1: "before"}[dir], pv.Pass)
+	}
+}
+
+// ToggleEvents expands or folds run v's event list.
+func (c *PassView) ToggleEvents(v int) {
+	if c.pv != nil && v < len(c.pv.Expanded) {
+		c.pv.Expanded[v] = !c.pv.Expanded[v]
+	}
+}
+
+// SetFilter narrows the event lists.
+func (c *PassView) SetFilter(f string) {
+	if c.pv != nil {
+		c.pv.Filter = f
+	}
+}

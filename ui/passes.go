@@ -30,6 +30,14 @@ type passState struct {
 	IndexMs   float64
 	indexPct  int
 	Timelines [][]*proto.Timeline // [run][rank], once indexed
+	// Divergences compare every later run with the first, per rank (the
+	// worker's kvsim diff), once indexed.
+	Divergences []proto.Divergence
+
+	// Filter narrows the event lists (kind, request or text); Expanded
+	// shows every event of a run's pass instead of the first few.
+	Filter   string
+	Expanded []bool
 
 	Frames   []*pvFrame // per run
 	want     []int      // the passes to show, per run
@@ -58,8 +66,9 @@ type pvFrame struct {
 // newPassState starts the pass view of results with per-pass records,
 // at pass and rank (0: the first, or the focus).
 func newPassState(meta []proto.PassMeta, notes []string, focus string, focusRun, pass, rank int) *passState {
-	pv := &passState{Meta: meta, Notes: notes, Sync: "pass", Kind: proto.MarkRestore, Speed: 10, Indexing: true,
-		Frames: make([]*pvFrame, len(meta)), focus: focus, focusRun: focusRun, Pass: max(pass, 1), Rank: max(rank, 0)}
+	pv := &passState{Meta: meta, Notes: notes, Sync: "time", Kind: proto.MarkRestore, Speed: 10, Indexing: true,
+		Frames: make([]*pvFrame, len(meta)), Expanded: make([]bool, len(meta)), focus: focus, focusRun: focusRun,
+		Pass: max(pass, 1), Rank: max(rank, 0)}
 	for _, m := range meta {
 		if m.Recorded {
 			pv.Runs++
@@ -309,6 +318,7 @@ func (pv *passState) takeIndex(m *WorkerMsg, ir *proto.IndexReply) error {
 			pv.Timelines[v] = append(pv.Timelines[v], t)
 		}
 	}
+	pv.Divergences = ir.Divergences
 	pv.canvas.dirty = true
 	return bad
 }
@@ -484,25 +494,118 @@ func (pv *passState) noRecord(v int, labels []string) string {
 
 const shownEvents = 6
 
-func (pv *passState) events(v int) []proto.EventLine {
+// events are the event lines of run v's pass shown: those that differ from
+// the other runs' shown passes first, then the rest, in order; narrowed by
+// the filter; the first few unless expanded.
+func (pv *passState) events(v int) []evLine {
+	all := pv.allEvents(v)
+	if !pv.Expanded[v] && len(all) > shownEvents {
+		all = all[:shownEvents]
+	}
+	return all
+}
+
+// evLine is one event line with whether it differs from the other runs.
+type evLine struct {
+	proto.EventLine
+	Differs bool
+}
+
+func (l evLine) class() string {
+	c := "ev " + l.Kind
+	if l.Differs {
+		c += " differs"
+	}
+	return c
+}
+
+func (pv *passState) allEvents(v int) []evLine {
 	fr := pv.Frames[v]
 	if fr == nil || fr.err != "" {
 		return nil
 	}
-	ev := fr.meta.Events
-	return ev[:min(len(ev), shownEvents)]
+	others := map[string]bool{}
+	compared := false
+	for u, o := range pv.Frames {
+		if u != v && o != nil && o.err == "" {
+			compared = true
+			for _, e := range o.meta.Events {
+				others[e.Text] = true
+			}
+		}
+	}
+	var diff, same []evLine
+	for _, e := range fr.meta.Events {
+		if !matches(e, pv.Filter) {
+			continue
+		}
+		if compared && !others[e.Text] {
+			diff = append(diff, evLine{e, true})
+		} else {
+			same = append(same, evLine{e, false})
+		}
+	}
+	return append(diff, same...)
 }
 
+// matches tells whether an event line passes the filter: every word of
+// it appears in the line's kind, request or text.
+func matches(e proto.EventLine, filter string) bool {
+	for _, w := range strings.Fields(strings.ToLower(filter)) {
+		if !strings.Contains(strings.ToLower(e.Kind+" "+e.Request+" "+e.Text), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// moreEvents labels the expand button of run v's events ("" when all
+// show and none is hidden).
 func (pv *passState) moreEvents(v int) string {
+	n := len(pv.allEvents(v))
+	switch {
+	case pv.Expanded[v] && n > shownEvents:
+		return "show the first " + strconv.Itoa(shownEvents)
+	case n > shownEvents:
+		return fmt.Sprintf("show all %d events", n)
+	}
+	return ""
+}
+
+// eventsNote says what the list holds when it is empty or cut.
+func (pv *passState) eventsNote(v int) string {
 	fr := pv.Frames[v]
 	if fr == nil || fr.err != "" {
 		return ""
 	}
-	if fr.meta.NumEvents == 0 {
+	switch {
+	case fr.meta.NumEvents == 0:
 		return "no events in this pass"
-	}
-	if n := fr.meta.NumEvents - shownEvents; n > 0 {
-		return fmt.Sprintf("… %d more events", n)
+	case len(pv.allEvents(v)) == 0:
+		return fmt.Sprintf("none of the %d events matches the filter", fr.meta.NumEvents)
+	case fr.meta.NumEvents > len(fr.meta.Events):
+		return fmt.Sprintf("the first %d of %d events", len(fr.meta.Events), fr.meta.NumEvents)
 	}
 	return ""
+}
+
+// NumEvents is how many events run v's shown pass has (tests read it).
+func (pv *passState) NumEvents(v int) int {
+	if v >= len(pv.Frames) || pv.Frames[v] == nil {
+		return 0
+	}
+	return pv.Frames[v].meta.NumEvents
+}
+
+// states is run v's G1 slot states at the shown pass, one character per
+// slot (tests read it).
+func (pv *passState) states(v int) string {
+	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
+		return ""
+	}
+	b := make([]byte, len(pv.Frames[v].f.G1))
+	for i, c := range pv.Frames[v].f.G1 {
+		b[i] = c.State
+	}
+	return string(b)
 }

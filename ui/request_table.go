@@ -80,3 +80,36 @@ func (c *RequestTable) note() string {
 }
 
 func (c *RequestTable) pageNote() string { return fmt.Sprintf("page %d of %d", c.Page+1, c.Pages()) }
+
+// The "where each session went" table shows at most this many sessions
+// and turns (the DOM stays small).
+const (
+	placementSessions = 24
+	placementTurns    = 12
+)
+
+func (c *RequestTable) placementRows() ([]state.PlacementRow, int, bool) {
+	v := c.view()
+	if v == nil {
+		return nil, 0, false
+	}
+	return state.SessionPlacement(v.Rows, placementSessions, placementTurns)
+}
+
+// placement is the rows of the "where each session went" table.
+func (c *RequestTable) placement() []state.PlacementRow {
+	rows, _, _ := c.placementRows()
+	return rows
+}
+
+func (c *RequestTable) placementTurns() int {
+	_, n, _ := c.placementRows()
+	return n
+}
+
+func (c *RequestTable) placementNote() string {
+	if _, _, more := c.placementRows(); more {
+		return fmt.Sprintf("first %d sessions and %d turns · the worker of each turn", placementSessions, placementTurns)
+	}
+	return "the worker of each turn"
+}

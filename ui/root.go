@@ -35,6 +35,10 @@ type Root struct {
 	Runs    *RunView
 	Sweep   *SweepView
 
+	// Policies are the connector profiles' policies, from the worker's
+	// ready reply (built from the rules table; empty until it answers).
+	Policies []proto.Policy
+
 	seq int // the last message id
 }
 
@@ -181,6 +185,9 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	}
 	switch m.Type {
 	case proto.MsgReady:
+		if m.Ready != nil {
+			c.Policies = m.Ready.Policies
+		}
 		c.Runs.ready()
 	case proto.MsgProgress, proto.MsgResult, proto.MsgFile:
 		render = c.Runs.deliver(m)
@@ -277,4 +284,13 @@ func (c *Root) tabClass(v string) string {
 		return "tab on"
 	}
 	return "tab"
+}
+
+// PolicyLine is a connector profile's policy in one line ("" until the
+// worker has answered).
+func (c *Root) PolicyLine(connector string) string {
+	if p := state.PolicyOf(c.Policies, connector); p != nil {
+		return p.Line
+	}
+	return ""
 }

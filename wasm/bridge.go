@@ -203,6 +203,10 @@ func view(res *replay.Output) proto.View {
 		Rejected: s.RejectedRequests, Preemptions: s.Preemptions, DurationMs: s.DurationMs, HasHost: s.G2 != nil,
 		InputTokens: s.TotalInputTokens}
 	v.Passes = res.Stats.Passes
+	if a := res.Config.Engine.Workers.Aggregated; a != nil && a.Parallelism.Replicas > 1 {
+		v.Workers = a.Parallelism.Replicas // P/D runs have their own column
+	}
+	v.Connector = connectorOf(res.Config)
 	turns := map[int]*proto.Turn{}
 	for i := range res.Records {
 		r := &res.Records[i]

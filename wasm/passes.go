@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
@@ -23,9 +24,12 @@ const MaxRecordRequests = 5000
 // index built from them after the run, a few milliseconds at a time
 // (step), so that seeks are answered while it grows.
 type passes struct {
-	recs  []*record.Record
-	sess  []map[string]int32 // per variant: session → hue index
-	snaps []record.Snapshot  // per variant: scratch for seeks
+	recs []*record.Record
+	sess []map[string]int32 // per variant: session → hue index
+	// prompt is per variant each request's prompt length (tokens), to
+	// mark answer (decode) blocks; nil when unknown.
+	prompt []map[string]int
+	snaps  []record.Snapshot // per variant: scratch for seeks
 	// index
 	tl         [][]*proto.Timeline // [variant][rank]
 	open       []map[int]int       // per variant: transfer id → index in its rank's Transfers
@@ -267,6 +271,64 @@ func (p *passes) sameAs(v int, set map[tierBlock]bool) bool {
 	return n == len(set)
 }
 
+// setPrompts notes variant v's prompt lengths from its report records.
+func (p *passes) setPrompts(v int, recs []report.Request) {
+	for len(p.prompt) <= v {
+		p.prompt = append(p.prompt, nil)
+	}
+	m := make(map[string]int, len(recs))
+	for i := range recs {
+		m[recs[i].RequestID] = recs[i].InputLength
+	}
+	p.prompt[v] = m
+}
+
+// divergences compares every later run with the first on every rank
+// (record.Diff), for the page's divergence summary and "why" panel.
+func (p *passes) divergences() []proto.Divergence {
+	var out []proto.Divergence
+	if len(p.recs) < 2 || p.recs[0] == nil {
+		return nil
+	}
+	for v := 1; v < len(p.recs); v++ {
+		if p.recs[v] == nil {
+			continue
+		}
+		for k := range p.recs[0].Ranks {
+			out = append(out, divergence(p.recs[0], p.recs[v], v, k))
+		}
+	}
+	return out
+}
+
+func divergence(a, b *record.Record, v, k int) proto.Divergence {
+	d := proto.Divergence{Run: v, Rank: k, BlockSize: a.BlockSize}
+	res, err := record.Diff(a, b, k)
+	if err != nil {
+		d.Refused = err.Error()
+		return d
+	}
+	d.Pass = res.FirstDivergent
+	d.HeldOnlyFirst, d.HeldOnlyThis = tierBlocks(res.HeldOnlyA), tierBlocks(res.HeldOnlyB)
+	for i, pd := range res.Passes {
+		if i == proto.MaxDivergentPasses {
+			d.MorePasses = len(res.Passes) - i
+			break
+		}
+		d.Passes = append(d.Passes, proto.DivergentPass{Pass: pd.Pass, First: tierBlocks(pd.EvictedByAKeptByB), This: tierBlocks(pd.EvictedByBKeptByA)})
+	}
+	d.RestoresOnlyFirst, d.RestoresOnlyThis = len(res.OnlyA), len(res.OnlyB)
+	return d
+}
+
+func tierBlocks(tbs []record.TierBlock) []proto.TierBlock {
+	var out []proto.TierBlock
+	for _, tb := range tbs {
+		out = append(out, proto.TierBlock{Tier: tb.Tier, Block: tb.Block})
+	}
+	return out
+}
+
 // meta describes the records for the page (proto.PassMeta).
 func (p *passes) meta() []proto.PassMeta {
 	out := make([]proto.PassMeta, len(p.recs))
@@ -295,7 +357,11 @@ func (p *passes) frame(v, rank, pass int) (bin []byte, meta *proto.FrameMeta, er
 	if err := rec.SeekInto(rank, pass, snap); err != nil {
 		return nil, nil, err
 	}
-	return encodeFrame(rec, p.sess[v], snap)
+	var prompt map[string]int
+	if v < len(p.prompt) {
+		prompt = p.prompt[v]
+	}
+	return encodeFrame(rec, p.sess[v], prompt, snap)
 }
 
 // blockKey is a block name's 32-bit hash (0 is "no block"); the page
@@ -312,7 +378,17 @@ func blockKey(name string) uint32 {
 
 // encodeFrame writes a snapshot as proto.Frame's binary form plus its
 // metadata (pass info and events).
-func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
+func encodeFrame(rec *record.Record, sess map[string]int32, prompt map[string]int, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
+	// answer tells whether block b lies past its request's full prompt
+	// blocks: it holds answer (decode) tokens.
+	answer := func(b int32) bool {
+		if b < 0 || prompt == nil || rec.BlockSize <= 0 {
+			return false
+		}
+		blk := rec.Block(b)
+		pl, ok := prompt[blk.Request]
+		return ok && blk.Index >= pl/rec.BlockSize
+	}
 	strs := map[string]int32{}
 	var nameList []string
 	str := func(s string) int32 {
@@ -374,7 +450,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		case name != "" && restored[name]:
 			flash = proto.FlashRestored
 		}
-		b = appendCell(b, sl.State, flash, sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
+		b = appendCell(b, sl.State, flash, answer(sl.Block), sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
 	}
 	for _, e := range s.G2 {
 		name := rec.BlockName(e.Block)
@@ -382,7 +458,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		if stored[name] {
 			flash = proto.FlashStored
 		}
-		b = appendCell(b, e.State, flash, sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
+		b = appendCell(b, e.State, flash, answer(e.Block), sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(nameList)))
 	for _, n := range nameList {
@@ -403,6 +479,14 @@ func encodeFrame(rec *record.Record, sess map[string]int32, s *record.Snapshot) 
 		}
 		m.Events = append(m.Events, describeEvent(e))
 	}
+	for _, e := range s.G2 {
+		if e.Order >= 0 {
+			m.G2Evictable++
+			if len(m.G2Next) < proto.MaxNextVictims {
+				m.G2Next = append(m.G2Next, rec.BlockName(e.Block))
+			}
+		}
+	}
 	return b, &m, nil
 }
 
@@ -414,67 +498,135 @@ func key(name string) uint32 {
 }
 
 // appendCell writes one proto.Cell (proto.SlotBytes bytes).
-func appendCell(b []byte, state, flash byte, session, order, since, owner int32, k uint32, name int32) []byte {
-	b = append(b, state, flash, 0, 0)
+func appendCell(b []byte, state, flash byte, answer bool, session, order, since, owner int32, k uint32, name int32) []byte {
+	var a byte
+	if answer {
+		a = 1
+	}
+	b = append(b, state, flash, a, 0)
 	for _, v := range []uint32{uint32(session), uint32(order), uint32(since), uint32(owner), k, uint32(name)} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	return b
 }
 
-// describeEvent is one line of the pass's event list.
+// describeEvent is one line of the pass's event list. The texts agree
+// with each other and with the report: a lookup that consumes a completed
+// load says so (its admission then reuses G2 tokens), a P/D handoff's
+// admission says its tokens came from the prefill worker, and every copy
+// names its request.
 func describeEvent(e record.Event) proto.EventLine {
-	l := proto.EventLine{Kind: e.Kind}
-	n := func(p *int) int {
-		if p == nil {
-			return 0
-		}
-		return *p
+	l := proto.EventLine{Kind: e.Kind, Request: e.Request, Text: eventText(e)}
+	return l
+}
+
+func intOf(p *int) int {
+	if p == nil {
+		return 0
 	}
-	blocks := func() string {
-		switch len(e.Blocks) {
-		case 0:
+	return *p
+}
+
+// blockList names a few blocks, or the first and last of many.
+func blockList(bs []string) string {
+	switch len(bs) {
+	case 0:
+		return ""
+	case 1, 2, 3:
+		return strings.Join(bs, ", ")
+	}
+	return bs[0] + " … " + bs[len(bs)-1] + " (" + itoa(len(bs)) + " blocks)"
+}
+
+func eventText(e record.Event) string {
+	n := intOf
+	blocks := func() string { return blockList(e.Blocks) }
+	of := func() string {
+		if e.Request == "" {
 			return ""
-		case 1, 2, 3:
-			return strings.Join(e.Blocks, ", ")
 		}
-		return e.Blocks[0] + " … " + e.Blocks[len(e.Blocks)-1] + " (" + itoa(len(e.Blocks)) + " blocks)"
+		return " for " + e.Request
 	}
 	switch e.Kind {
 	case "g1_evict":
-		l.Text = "G1 evicts " + e.Block + " from slot " + itoa(n(e.Slot))
+		return "G1 evicts " + e.Block + " from slot " + itoa(n(e.Slot))
 	case "g2_evict":
-		l.Text = "G2 evicts " + e.Block
+		return "G2 evicts " + e.Block
 	case "admit":
-		l.Text = e.Request + " admitted: " + itoa(n(e.Reused)) + " tokens reused (G1 " + itoa(n(e.G1)) + ", G2 " + itoa(n(e.Host)) + ")"
+		return admitText(e)
 	case "lookup":
-		l.Text = e.Request + " looks up G2: " + e.Result
+		return lookupText(e)
+	case "admission_wait":
+		return e.Request + " waits: needs " + itoa(n(e.Needed)) + " G1 blocks, " + itoa(n(e.Available)) +
+			" available (" + itoa(n(e.InUse)) + " in use by requests, " + itoa(n(e.Reserved)) + " reserved for loads, " +
+			itoa(n(e.Held)) + " held for copies, " + itoa(n(e.Headroom)) + " promised to loads and prefills)"
+	case "start_load":
+		switch e.Result {
+		case "queued":
+			return e.Request + " starts H2D copy #" + itoa(e.Transfer) + " of " + itoa(len(e.Blocks)) + " blocks from G2: " + blocks()
+		case "deferred":
+			return e.Request + " defers its G2 load: " + e.Reason
+		}
+		return e.Request + " cannot start its G2 load: " + e.Reason
+	case "store_retry":
+		return e.Request + " cannot store blocks " + itoa(n(e.From)) + " to " + itoa(n(e.To)-1) + ": " + itoa(n(e.Missing)) +
+			" not in G2, room for " + itoa(n(e.Room)) + " (retried when G2 changes)"
 	case "preempt":
-		l.Text = e.Request + " preempted (recompute)"
+		return e.Request + " preempted (recompute)"
 	case "finish":
-		l.Text = e.Request + " finished"
+		return e.Request + " finished"
 	case "reject":
-		l.Text = e.Request + " rejected: " + e.Reason
+		return e.Request + " rejected: " + e.Reason
 	case "store_prepared":
-		l.Text = e.Request + " prepares a store: " + blocks()
+		return e.Request + " prepares a store: " + blocks()
 	case "store_cursor":
-		l.Text = e.Request + " store cursor " + itoa(n(e.Before)) + " → " + itoa(n(e.After))
+		return e.Request + " store cursor " + itoa(n(e.Before)) + " → " + itoa(n(e.After))
 	case "d2h_submit":
-		l.Text = "D2H copy #" + itoa(e.Transfer) + " submitted: " + blocks()
+		return "D2H copy #" + itoa(e.Transfer) + " submitted" + of() + ": " + blocks()
 	case "h2d_submit":
-		l.Text = "H2D copy #" + itoa(e.Transfer) + " submitted for " + e.Request + ": " + blocks()
+		return "H2D copy #" + itoa(e.Transfer) + " submitted" + of() + ": " + blocks()
 	case "d2h_complete":
-		l.Text = "D2H copy #" + itoa(e.Transfer) + " done: " + blocks() + " now in G2"
+		return "D2H copy #" + itoa(e.Transfer) + of() + " done: " + blocks() + " now in G2"
 	case "h2d_complete":
-		l.Text = "H2D copy #" + itoa(e.Transfer) + " done: " + blocks() + " restored to G1"
+		return "H2D copy #" + itoa(e.Transfer) + of() + " done: " + blocks() + " restored to G1"
 	case "fence":
-		l.Text = "compute held back (" + e.Reason + ")"
+		return "compute held back (" + e.Reason + ")"
 	case "hold_release":
-		l.Text = "G1 copies released after the copy: " + blocks()
-	default:
-		l.Text = e.Kind
+		return "G1 copies released after copy #" + itoa(e.Transfer) + of() + ": " + blocks()
 	}
-	return l
+	return e.Kind
+}
+
+func lookupText(e record.Event) string {
+	g1 := intOf(e.G1Hits)
+	prefix := e.Request + " looks up G2"
+	if g1 > 0 {
+		prefix = e.Request + " has " + itoa(g1) + " blocks in G1, looks up G2 for the rest"
+	}
+	switch e.Result {
+	case "loaded":
+		return e.Request + " uses its completed G2 load (no lookup)"
+	case "hit":
+		return prefix + ": hit, " + itoa(len(e.Blocks)) + " blocks (" + blockList(e.Blocks) + ")"
+	case "defer":
+		return prefix + ": deferred (a block it needs is being stored or loaded)"
+	}
+	return prefix + ": miss"
+}
+
+func admitText(e record.Event) string {
+	r, g1, host := intOf(e.Reused), intOf(e.G1), intOf(e.Host)
+	again := ""
+	if e.Readmit != nil && *e.Readmit {
+		again = " again"
+	}
+	switch {
+	case e.Handoff != nil && *e.Handoff:
+		return e.Request + " admitted" + again + " with its " + itoa(r) + " prompt tokens from the prefill worker (P/D handoff)"
+	case r == 0:
+		return e.Request + " admitted" + again + ": nothing reused"
+	}
+	return e.Request + " admitted" + again + ": " + itoa(r) + " tokens reused (G1 " + itoa(g1) + ", G2 " + itoa(host) + ")"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

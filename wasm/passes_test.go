@@ -135,3 +135,32 @@ func TestRecordLimit(t *testing.T) {
 		t.Error("passes.jsonl of a run without record")
 	}
 }
+
+// TestDivergencesOfTheDefaultCompare: the worker's divergences for §A at
+// 192 G2 blocks are kvsim diff's: v0_32 first differs from v0_24 at pass
+// 658, where v0_24 evicts s2t2/s2t3 blocks and v0_32 s0t3/s0t4 blocks, and
+// v0_32 restores 166 blocks (2,656 tokens) that v0_24 lost.
+func TestDivergencesOfTheDefaultCompare(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Variants = nil
+	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		j.Variants = append(j.Variants, proto.Variant{Label: c, Sets: []string{hostOffload + ".num_host_blocks=192", hostOffload + ".connector=" + c}})
+	}
+	p := indexAll(t, j.run(nil))
+	ds := p.divergences()
+	if len(ds) != 2 {
+		t.Fatalf("%d divergences; want 2", len(ds))
+	}
+	d := ds[0]
+	if d.Run != 1 || d.Pass != 658 || len(d.Passes) == 0 || d.Passes[0].Pass != 658 {
+		t.Fatalf("divergence %+v", d)
+	}
+	first, this := d.Passes[0].First, d.Passes[0].This
+	if len(first) != 8 || len(this) != 8 || first[0] != (proto.TierBlock{Tier: "g2", Block: "s2t3#39"}) || this[0] != (proto.TierBlock{Tier: "g2", Block: "s0t4#47"}) {
+		t.Errorf("pass 658: first run evicted %v, this one %v", first, this)
+	}
+	if d.RestoresOnlyThis != 166 || d.RestoresOnlyFirst != 0 || d.RestoresOnlyThis*d.BlockSize != 2656 {
+		t.Errorf("restores only v0_32 %d, only v0_24 %d (block size %d)", d.RestoresOnlyThis, d.RestoresOnlyFirst, d.BlockSize)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -94,6 +96,8 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 		return serveCheck(req.ID, req.Check, in)
 	case req.Op == proto.OpFile && req.File != nil:
 		return serveFile(req.ID, req.File, in)
+	case req.Op == proto.OpInit:
+		return serveReady(req.ID)
 	case req.Op == proto.OpIndex:
 		return serveIndex(req.ID)
 	case req.Op == proto.OpSeek && req.Seek != nil:
@@ -105,7 +109,7 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 	case req.Op == proto.OpSweepCollect && req.SweepCollect != nil:
 		return serveSweepCollect(req.ID, req.SweepCollect, in)
 	}
-	if proto.ReplyType(req.Op) == "" || req.Op == proto.OpInit {
+	if proto.ReplyType(req.Op) == "" {
 		return failed(typ, req.ID, internalError("unknown op %q", req.Op))
 	}
 	return failed(typ, req.ID, internalError("a %s message without its %s", req.Op, req.Op))
@@ -169,6 +173,11 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	}
 	if anyRec {
 		kept.passes = newPasses(recs)
+		for i, o := range outs {
+			if o.Output != nil {
+				kept.passes.setPrompts(i, o.Output.Records)
+			}
+		}
 	}
 	a := &answer{reply: proto.Reply{Type: proto.MsgResult, ID: id}}
 	res := &proto.RunResult{Results: make([]proto.Outcome, len(outs))}
@@ -177,6 +186,11 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	}
 	if kept.passes != nil {
 		res.Passes = kept.passes.meta()
+		for i := range res.Passes {
+			if outs[i].Output != nil {
+				res.Passes[i].Connector = connectorOf(outs[i].Output.Config)
+			}
+		}
 		res.Indexing = !kept.passes.done
 		if res.Indexing {
 			a.next = id
@@ -246,6 +260,17 @@ func serveFile(id int, f *proto.FileJob, in texts) *answer {
 	return a
 }
 
+// serveReady answers the worker's start with the connector policies.
+func serveReady(id int) *answer {
+	a := &answer{reply: proto.Reply{Type: proto.MsgReady, ID: id}}
+	r := &proto.ReadyReply{}
+	for _, p := range replay.Policies() {
+		r.Policies = append(r.Policies, proto.Policy{Connector: p.Connector, Evicts: p.Evicts, Touches: p.Touches, Stores: p.Stores, Line: p.Line})
+	}
+	a.reply.Ready = r
+	return a
+}
+
 // serveIndex advances the timeline index of the kept run by one step
 // (sim-worker.js sends it from a loop that yields between steps, so seeks
 // interleave) and reports progress; the last step carries the timelines.
@@ -267,6 +292,7 @@ func serveIndex(id int) *answer {
 			}
 			ir.Timelines = append(ir.Timelines, ranks)
 		}
+		ir.Divergences = p.divergences()
 	} else {
 		a.next = id
 	}
@@ -356,4 +382,18 @@ func serveSweepCollect(id int, c *proto.SweepCollectJob, in texts) *answer {
 	a := &answer{reply: proto.Reply{Type: proto.OpSweepCollect, ID: id}}
 	a.reply.SweepFiles = &proto.SweepFiles{CSV: a.text(string(csv)), JSON: a.text(string(js)), Curves: curves}
 	return a
+}
+
+// connectorOf is the G2 connector profile of a config's first role with a
+// host tier ("" without one).
+func connectorOf(cfg *config.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	for _, r := range cfg.Roles() {
+		if r != nil && r.KVCache.HostOffload != nil {
+			return r.KVCache.HostOffload.Connector
+		}
+	}
+	return ""
 }

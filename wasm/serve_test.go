@@ -179,3 +179,17 @@ func TestServeBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestServeReady: the worker's start answers every connector profile's
+// policy, built from the rules table.
+func TestServeReady(t *testing.T) {
+	r, _ := roundTrip(t, proto.Request{Op: proto.OpInit}, nil, nil)
+	if r.Type != proto.MsgReady || r.Error != nil || r.Ready == nil || len(r.Ready.Policies) != 3 {
+		t.Fatalf("reply %+v", r)
+	}
+	for _, p := range r.Ready.Policies {
+		if p.Connector == "" || !strings.HasPrefix(p.Line, "evicts "+p.Evicts) {
+			t.Errorf("policy %+v", p)
+		}
+	}
+}

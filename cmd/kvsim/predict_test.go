@@ -520,7 +520,7 @@ func TestCapturePasses(t *testing.T) {
 		want string
 	}{
 		{[]string{"inspect", "--output-dir", out, "--pass", "3"}, exitOK, "pass 3: start 200 ms"},
-		{[]string{"inspect", "--output-dir", out, "--pass", "3"}, exitOK, "h2d_submit #3 [seed#0 seed#1] at 200 until 202"},
+		{[]string{"inspect", "--output-dir", out, "--pass", "3"}, exitOK, "h2d_submit restore #3 [seed#0 seed#1] at 200 until 202"},
 		{[]string{"inspect", "--output-dir", out, "--pass", "9"}, exitError, "rank 0 has passes 1 to 6; no pass 9"},
 		{[]string{"inspect", "--output-dir", out, "--pass", "1", "--worker", "3"}, exitError, "no worker 3 rank 0"},
 		{[]string{"inspect", "--output-dir", out}, exitUsage, "--output-dir and --pass"},

@@ -16,6 +16,8 @@ import (
 
 const sweepHelp = `usage: kvsim sweep [--config FILE] [--vary PATH=V1,V2,…]… [--set PATH=VALUE]…
                    [--output-dir DIR] [--parallel N] [--overwrite] [--x PATH]
+                   [--shard K/N | --shard auto/N]
+       kvsim sweep merge [--output-dir OUT] [--overwrite] [--x PATH] DIR…
 
 Runs one replay per point of the grid that the --vary flags span (their
 cartesian product; the first --vary varies slowest), several points at a
@@ -52,12 +54,31 @@ flags:
   --x PATH           the --vary on the plots' x axis (default: the first one
                      whose values are all numbers, preferring one with
                      several values)
+  --shard K/N        run only shard K of N (K from 0) and write
+                     DIR/shard-K-of-N.json into --output-dir (required; it
+                     may hold other shards). The points are split by
+                     estimated cost, the same way by every shard. auto/N
+                     takes K from $JOB_COMPLETION_INDEX (a Kubernetes
+                     Indexed Job). Exit 1 when a point fails; the file
+                     still records every point. A shard whose file is
+                     there already, done by this build, runs nothing.
+
+kvsim sweep merge reads the shard files (shard-K-of-N.json) in each DIR (or
+the files named), checks that they are shards of one sweep, one kvsim build
+and one split, and that every point is there without an error, and writes
+sweep.csv, sweep.json and the plots exactly as the unsharded sweep does,
+into --output-dir (default: the first DIR; its sweep files are replaced
+only with --overwrite). A missing point is named with the shard that owes
+it: re-run that shard and merge again.
 
 docs/sweep.md describes the path rules, the columns and the plots.
 `
 
 // runSweep is `kvsim sweep`.
 func runSweep(e *env, args []string) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return runSweepMerge(e, args[1:])
+	}
 	fs := newFlagSet("sweep")
 	var vary, sets stringList
 	configPath := fs.String("config", "", "")
@@ -67,11 +88,16 @@ func runSweep(e *env, args []string) error {
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "")
 	overwrite := fs.Bool("overwrite", false, "")
 	xPath := fs.String("x", "", "")
+	shardArg := fs.String("shard", "", "")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *parallel < 1 {
 		return usagef("sweep: --parallel must be at least 1, got %d", *parallel)
+	}
+	part, err := parseShard(*shardArg, *outDir)
+	if err != nil {
+		return err
 	}
 
 	job, err := configJob(*configPath)
@@ -90,22 +116,13 @@ func runSweep(e *env, args []string) error {
 		}
 		return err // the config, a --set, or a combination of values
 	}
-	x := p.XAxis()
-	if *xPath != "" {
-		x = -1
-		for i, a := range p.Axes {
-			if a.Path == *xPath {
-				x = i
-			}
-		}
-		if x < 0 {
-			return usagef("sweep: --x %s: not the PATH of a --vary", *xPath)
-		}
-		if !p.Axes[x].Numeric() {
-			return usagef("sweep: --x %s: its values are not all numbers", *xPath)
-		}
+	x, err := plotAxis(p, *xPath)
+	if err != nil {
+		return err
 	}
-
+	if part != nil {
+		return runShard(e, p, job.Traces, *part, *outDir, *parallel)
+	}
 	if *outDir != "" {
 		if err := checkOutputDir(*outDir, *overwrite); err != nil {
 			return err
@@ -134,6 +151,23 @@ func runSweep(e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "no plots: no --vary has only numeric values")
 	}
 	return nil
+}
+
+// plotAxis is the axis --x names (PATH as written), or the plan's default.
+func plotAxis(p *sweep.Plan, xPath string) (int, error) {
+	if xPath == "" {
+		return p.XAxis(), nil
+	}
+	for i, a := range p.Axes {
+		if a.Path != xPath {
+			continue
+		}
+		if !a.Numeric() {
+			return 0, usagef("sweep: --x %s: its values are not all numbers", xPath)
+		}
+		return i, nil
+	}
+	return 0, usagef("sweep: --x %s: not the PATH of a --vary", xPath)
 }
 
 // sweepOutputs are the files a sweep may write into --output-dir.

@@ -57,6 +57,21 @@ func writeTable(w io.Writer, s *report.Summary) error {
 			t.add(fmt.Sprintf("[%d]", i), numfmt.Thousands(int64(d.CapacityBlocks)), numfmt.Thousands(int64(d.ResidentBlocks)), numfmt.Thousands(int64(d.UsedBlocks)))
 		}
 	}
+	if len(s.Workers) > 0 {
+		t.add("")
+		t.add("workers", "routed", "completed", "reused ratio", "restored")
+		for _, wl := range s.Workers {
+			ratio, restored := "", ""
+			if wl.InputTokens > 0 {
+				ratio = strconv.FormatFloat(float64(wl.Reused)/float64(wl.InputTokens), 'f', 4, 64)
+			}
+			if wl.HasHost {
+				restored = numfmt.Thousands(wl.FirstHost)
+			}
+			t.add(fmt.Sprintf("%s w%d", wl.Pool, wl.Worker), numfmt.Thousands(int64(wl.Requests)),
+				numfmt.Thousands(int64(wl.Completed)), ratio, restored)
+		}
+	}
 	return t.write(w)
 }
 

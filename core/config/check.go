@@ -14,7 +14,7 @@ func (d *decoder) crossCheck(c *Config) {
 			}
 		}
 	}
-	if src.Type == SourceTrace && src.Format == FormatAgenticMooncake {
+	if src.Type == SourceTrace && Agentic(src.Format) {
 		d.agenticEngine(e)
 	}
 }

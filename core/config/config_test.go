@@ -77,6 +77,7 @@ func TestConnectorsExample(t *testing.T) {
 			Backend:              "vllm",
 			ContextLength:        4096,
 			EnableChunkedPrefill: true,
+			Routing:              defaultRouting,
 			Workers: Workers{Aggregated: &Role{
 				Name:        RoleAggregated,
 				Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
@@ -115,6 +116,7 @@ func TestG2RestoreExample(t *testing.T) {
 			Backend:              "vllm",
 			ContextLength:        2048,
 			EnableChunkedPrefill: true,
+			Routing:              defaultRouting,
 			Workers: Workers{Aggregated: &Role{
 				Name:        RoleAggregated,
 				Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
@@ -146,6 +148,7 @@ func TestDefaults(t *testing.T) {
 			Hardware:             "h",
 			Backend:              "vllm",
 			EnableChunkedPrefill: true,
+			Routing:              defaultRouting,
 			Workers: Workers{Aggregated: &Role{
 				Name:        RoleAggregated,
 				Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1},
@@ -584,3 +587,28 @@ func TestErrorAtPlacesPathsLikeTheDecoder(t *testing.T) {
 		t.Errorf("Place(Refuse) = %q", e.Error())
 	}
 }
+
+// TestRouting: engine.routing as a policy name for every pool, or a mapping
+// with a default policy, a policy per pool and the kv_router's parameters
+// (docs/model/engine.md ("Placement")).
+func TestRouting(t *testing.T) {
+	c := mustParse(t, strings.Replace(minimal, "  workers:", "  routing: kv_router\n  workers:", 1))
+	if r := c.Engine.Routing; r.Aggregated != RoutingKVRouter || r.OverlapScoreWeight != 1 || r.Default() {
+		t.Errorf("routing: kv_router read as %+v", r)
+	}
+	c = mustParse(t, strings.Replace(minimal, "  workers:",
+		"  routing: {aggregated: session_affinity, overlap_score_weight: 2, temperature: 0.5, seed: 7, host_overlap_weight: 0.25}\n  workers:", 1))
+	want := Routing{Aggregated: RoutingSessionAffinity, Prefill: RoutingRoundRobin, Decode: RoutingRoundRobin,
+		OverlapScoreWeight: 2, Temperature: 0.5, Seed: 7, HostOverlapWeight: 0.25}
+	diff(t, c.Engine.Routing, want)
+	if got := c.Engine.Routing.Policy(RoleAggregated); got != RoutingSessionAffinity {
+		t.Errorf("Policy(aggregated) = %s", got)
+	}
+	c, err := Parse("c.yaml", "", []byte(minimal), []string{"engine.routing=least_loaded"})
+	if err != nil || c.Engine.Routing.Aggregated != RoutingLeastLoaded {
+		t.Fatalf("--set engine.routing=least_loaded: %v, %+v", err, c)
+	}
+}
+
+var defaultRouting = Routing{Aggregated: RoutingRoundRobin, Prefill: RoutingRoundRobin, Decode: RoutingRoundRobin,
+	OverlapScoreWeight: 1}

@@ -3,22 +3,27 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/kvsim/kvsim/core/timing"
 
 	"github.com/goccy/go-yaml/ast"
 )
 
 // Keys of the engine block, in the order the unknown-key error lists them.
 var (
-	engineKeys      = []string{"mode", "model", "hardware", "backend", "backend_version", "context_length", "enable_chunked_prefill", "workers", "kv_transfer"}
+	engineKeys      = []string{"mode", "model", "hardware", "model_config", "backend", "backend_version", "context_length", "enable_chunked_prefill", "workers", "kv_transfer", "routing"}
+	routingKeys     = []string{"policy", RoleAggregated, RolePrefill, RoleDecode, "overlap_score_weight", "temperature", "seed", "host_overlap_weight"}
 	roleNames       = []string{RoleAggregated, RolePrefill, RoleDecode}
 	roleKeys        = []string{"parallelism", "scheduler", "kv_cache", "timing", "startup_seconds"}
 	parallelismKeys = []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
 	schedulerKeys   = []string{"max_batched_tokens", "max_sequences"}
 	kvCacheKeys     = []string{"block_size", "prefix_caching", "bytes_per_token", "capacity", "host_offload", "g3_offload", "kvcr"}
-	capacityKeys    = []string{"type", "blocks", "bytes"}
+	capacityKeys    = []string{"type", "blocks", "bytes", "memory_fraction"}
 	hostOffloadKeys = []string{"num_host_blocks", "scope", "d2h_bandwidth_gbps", "h2d_bandwidth_gbps", "latency_to_first_byte_ms", "shared_d2h_bandwidth_gbps", "shared_h2d_bandwidth_gbps", "connector", "kvcr"}
 	g3OffloadKeys   = []string{"scope", "num_g3_blocks", "latency_to_first_byte_ms", "read_bandwidth_gbps", "write_bandwidth_gbps", "shared_read_bandwidth_gbps", "shared_write_bandwidth_gbps"}
-	timingKeys      = []string{"type", "prefill_ms", "decode_ms"}
+	timingKeys      = []string{"type", "prefill_ms", "decode_ms", "speedup_ratio", "decode_speedup_ratio", "beta"}
 	kvTransferKeys  = []string{"bytes_per_token", "bandwidth_gb_per_second", "timing_mode"}
 )
 
@@ -52,6 +57,7 @@ func (d *decoder) engine(top *mapping) Engine {
 		m.fail("backend", "%q is not modelled; only vllm is supported", e.Backend)
 	}
 	e.BackendVersion = m.str("backend_version", "")
+	d.modelAndGPU(m, &e)
 	e.ContextLength = d.contextLength(m)
 	e.EnableChunkedPrefill = m.boolean("enable_chunked_prefill", true)
 
@@ -82,7 +88,7 @@ func (d *decoder) engine(top *mapping) Engine {
 		if !w.has(name) {
 			continue
 		}
-		r := d.role(w.sub(name, roleKeys...), name)
+		r := d.role(w.sub(name, roleKeys...), name, &e)
 		switch name {
 		case RoleAggregated:
 			e.Workers.Aggregated = r
@@ -96,7 +102,61 @@ func (d *decoder) engine(top *mapping) Engine {
 	if e.Mode == ModeDisaggregated {
 		e.KVTransfer = d.kvTransfer(m.sub("kv_transfer", kvTransferKeys...), e.Workers.Prefill)
 	}
+	e.Routing = d.routing(m, e.Mode)
 	return e
+}
+
+// routing reads engine.routing: a policy name for every pool, or a mapping
+// with a default policy, a policy per pool of the mode and the kv_router's
+// parameters (docs/model/engine.md ("Placement")).
+func (d *decoder) routing(em *mapping, mode string) Routing {
+	r := Routing{OverlapScoreWeight: 1}
+	v, _ := em.get("routing")
+	if s, ok := v.(*ast.StringNode); ok {
+		d.policy(v, em.field("routing"), s.Value)
+		r.Aggregated, r.Prefill, r.Decode = s.Value, s.Value, s.Value
+		return r
+	}
+	if _, ok := v.(*ast.MappingNode); !ok && !isNull(v) {
+		d.failNode(v, em.field("routing"), "expected a routing policy (%s) or a mapping, got %s",
+			strings.Join(RoutingPolicies, ", "), describe(v))
+	}
+	m := em.sub("routing", routingKeys...)
+	def := m.enum("policy", RoutingRoundRobin, RoutingPolicies...)
+	r.Aggregated, r.Prefill, r.Decode = def, def, def
+	pools := []string{RoleAggregated}
+	if mode == ModeDisaggregated {
+		pools = []string{RolePrefill, RoleDecode}
+	}
+	for _, pool := range []string{RoleAggregated, RolePrefill, RoleDecode} {
+		if !m.has(pool) {
+			continue
+		}
+		if !slices.Contains(pools, pool) {
+			m.fail(pool, "no %s pool in %s mode (its pools: %s)", pool, mode, strings.Join(pools, ", "))
+		}
+		p := m.enum(pool, def, RoutingPolicies...)
+		switch pool {
+		case RoleAggregated:
+			r.Aggregated = p
+		case RolePrefill:
+			r.Prefill = p
+		case RoleDecode:
+			r.Decode = p
+		}
+	}
+	r.OverlapScoreWeight = m.float("overlap_score_weight", 1, nonNegNum)
+	r.Temperature = m.float("temperature", 0, nonNegNum)
+	r.Seed = m.uint64Of("seed", 0)
+	r.HostOverlapWeight = m.float("host_overlap_weight", 0, ratioNum)
+	return r
+}
+
+// policy fails unless name is a routing policy.
+func (d *decoder) policy(n ast.Node, path, name string) {
+	if !slices.Contains(RoutingPolicies, name) {
+		d.failNode(n, path, "expected one of %s, got %q", strings.Join(RoutingPolicies, ", "), name)
+	}
 }
 
 // nonEmpty reads a required, nonempty string.
@@ -124,17 +184,22 @@ func (d *decoder) contextLength(m *mapping) int {
 	return m.int("context_length", 0, intRule{1, "a positive integer or max"})
 }
 
+// autoBytes is what bytesPerToken returns for auto.
+const autoBytes = -1
+
 // bytesPerToken reads a bytes_per_token field: a positive integer, or
-// aisimulate's auto (0: not known). auto is accepted so that configs which
-// never need bytes read unmodified; where bytes matter, a missing number
-// is reported by the check that needs it.
+// aisimulate's auto (autoBytes), which the model's architecture resolves
+// where it is known (kvCache) and which otherwise means not known (0).
+// auto is accepted so that configs which never need bytes read
+// unmodified; where bytes matter, a missing number is reported by the
+// check that needs it.
 func (d *decoder) bytesPerToken(m *mapping, key string) int64 {
 	v, ok := m.get(key)
 	if !ok {
 		return 0
 	}
 	if s, ok := v.(*ast.StringNode); ok && s.Value == "auto" {
-		return 0
+		return autoBytes
 	}
 	if _, ok := v.(*ast.IntegerNode); !ok {
 		m.fail(key, "expected a positive integer or auto, got %s", describe(v))
@@ -142,7 +207,7 @@ func (d *decoder) bytesPerToken(m *mapping, key string) int64 {
 	return m.int64Of(key, 0, intRule{1, "a positive integer or auto"})
 }
 
-func (d *decoder) role(m *mapping, name string) *Role {
+func (d *decoder) role(m *mapping, name string, e *Engine) *Role {
 	r := &Role{Name: name}
 	p := m.sub("parallelism", parallelismKeys...)
 	r.Parallelism = Parallelism{
@@ -162,21 +227,27 @@ func (d *decoder) role(m *mapping, name string) *Role {
 		MaxBatchedTokens: s.int("max_batched_tokens", 8192, positiveInt),
 		MaxSequences:     s.int("max_sequences", maxSeqs, positiveInt),
 	}
-	r.KVCache = d.kvCache(m.sub("kv_cache", kvCacheKeys...), r)
-	r.Timing = d.timing(m)
+	r.KVCache = d.kvCache(m.sub("kv_cache", kvCacheKeys...), r, e)
+	r.Timing = d.timing(m, r, e)
 	r.StartupSeconds = m.float("startup_seconds", 0, nonNegNum)
 	return r
 }
 
 // kvCache decodes and checks one role's kv_cache; r has its name and
 // parallelism filled in.
-func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
+func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 	kv := KVCache{
 		BlockSize:     m.int("block_size", 64, atLeastTwo),
 		PrefixCaching: m.boolean("prefix_caching", true),
 		BytesPerToken: d.bytesPerToken(m, "bytes_per_token"),
 	}
-	kv.CapacityBlocks = d.capacity(m, kv)
+	if kv.BytesPerToken == autoBytes {
+		kv.BytesPerToken = 0
+		if a := d.knownArch(e); a != nil {
+			kv.BytesPerToken = a.KVBytesPerToken()
+		}
+	}
+	kv.CapacityBlocks = d.capacity(m, kv, r, e)
 
 	var hm *mapping
 	if m.has("host_offload") {
@@ -258,16 +329,18 @@ func (d *decoder) kvCache(m *mapping, r *Role) KVCache {
 // An absent capacity means type fixed
 // (docs/model/config.md ("KV cache settings"), Decision) and then fails for
 // want of blocks or bytes.
-func (d *decoder) capacity(kvm *mapping, kv KVCache) int {
-	// aisimulate's default capacity brings keys of its own; name the
-	// unsupported type before they fail as unknown keys.
+func (d *decoder) capacity(kvm *mapping, kv KVCache, r *Role, e *Engine) int {
 	raw, _ := kvm.get("capacity")
-	if n, t := d.peek(raw, kvm.field("capacity"), "type"); t == "default" {
-		d.failNode(n, kvm.field("capacity")+".type", "default sizes G1 from aisimulate's GPU memory model, which kvsim does not have; use fixed with blocks or bytes")
-	}
 	m := d.mapping(raw, kvm.field("capacity"), capacityKeys...)
-	if t := m.str("type", "fixed"); t != "fixed" {
-		m.fail("type", "expected fixed, got %q", t)
+	switch t := m.str("type", "fixed"); t {
+	case "default":
+		return d.memoryCapacity(m, kv, r, e)
+	case "fixed":
+		if m.has("memory_fraction") {
+			m.fail("memory_fraction", "fixed KV capacity rejects memory_fraction")
+		}
+	default:
+		m.fail("type", "expected fixed or default, got %q", t)
 	}
 	switch {
 	case m.has("blocks") && m.has("bytes"):
@@ -335,31 +408,65 @@ func (d *decoder) g3Offload(m *mapping) *G3Offload {
 	return g
 }
 
-// timing reads a role's timing block. Only fixed timing exists here, and
-// type must be written: aisimulate's default for an absent type is its
-// performance model, so an absent type cannot silently mean fixed.
-func (d *decoder) timing(role *mapping) Timing {
+// timing reads a role's timing block (docs/model/timing.md). type must be
+// written: aisimulate's default for an absent type is its GPU performance
+// model, so an absent type cannot silently mean something else.
+func (d *decoder) timing(role *mapping, r *Role, e *Engine) Timing {
 	if !role.has("timing") {
-		role.fail("timing", "missing required key (kvsim models only fixed timing: {type: fixed, prefill_ms, decode_ms})")
+		role.fail("timing", "missing required key (e.g. {type: fixed, prefill_ms, decode_ms} or {type: polynomial}; types: %s)", strings.Join(timing.Types, ", "))
 	}
-	// Name an aisimulate performance model before its own keys fail as
+	// Name aisimulate's GPU performance model before its own keys fail as
 	// unknown keys.
 	raw, _ := role.get("timing")
-	if n, t := d.peek(raw, role.field("timing"), "type"); t == "default" || t == "polynomial" {
-		d.failNode(n, role.field("timing")+".type", "%s is an aisimulate performance model; kvsim supports only fixed", t)
+	if n, t := d.peek(raw, role.field("timing"), "type"); t == "default" {
+		d.failNode(n, role.field("timing")+".type", "default is aisimulate's GPU performance model, which kvsim does not have; use one of %s", strings.Join(timing.Types, ", "))
 	}
 	m := d.mapping(raw, role.field("timing"), timingKeys...)
-	t := Timing{Type: d.stringValue(m.require("type"), m.field("type"), "fixed")}
-	if t.Type != "fixed" {
-		m.fail("type", "expected fixed, got %q", t.Type)
+	t := Timing{Type: d.stringValue(m.require("type"), m.field("type"), "a timing type")}
+	kind, ok := timing.KindOf(t.Type)
+	if !ok {
+		m.fail("type", "expected one of %s, got %q", strings.Join(timing.Types, ", "), t.Type)
+	}
+	t.Kind = kind
+	if kind == timing.Fixed {
+		if !m.has("prefill_ms") || !m.has("decode_ms") {
+			k := "prefill_ms"
+			if m.has(k) {
+				k = "decode_ms"
+			}
+			m.fail(k, "fixed timing requires prefill_ms and decode_ms")
+		}
+		m.only([]string{"type", "prefill_ms", "decode_ms"}, func(k string) string { return "fixed timing rejects " + k })
+		t.PrefillMs = m.ms("prefill_ms", 0, nonNegNum)
+		t.DecodeMs = m.ms("decode_ms", 0, nonNegNum)
+		return t
 	}
 	for _, k := range []string{"prefill_ms", "decode_ms"} {
-		if !m.has(k) {
-			m.fail(k, "missing required key (fixed timing needs prefill_ms and decode_ms)")
+		if m.has(k) {
+			m.fail(k, "%s timing rejects fixed timing values", t.Type)
 		}
 	}
-	t.PrefillMs = m.ms("prefill_ms", 0, nonNegNum)
-	t.DecodeMs = m.ms("decode_ms", 0, nonNegNum)
+	if kind == timing.Polynomial {
+		m.only([]string{"type", "speedup_ratio", "decode_speedup_ratio"}, func(k string) string { return "polynomial timing rejects " + k })
+		t.SpeedupRatio = m.float("speedup_ratio", 1, nonNegNum)
+		t.DecodeSpeedupRatio = m.float("decode_speedup_ratio", 1, nonNegNum)
+		return t
+	}
+	keys := []string{"type"}
+	if kind == timing.TrainedPhysics {
+		keys = append(keys, "beta")
+	}
+	m.only(keys, func(k string) string { return t.Type + " timing rejects " + k })
+	var beta []float64
+	if m.has("beta") {
+		beta = d.floats(m, "beta")
+	}
+	a, g := d.archAndGPU(e, m.field("type"))
+	step, err := timing.NewStep(kind, *a, *g, r.Parallelism.Tensor, beta)
+	if err != nil {
+		m.fail("type", "%s timing cannot use model %q on %d GPU(s): %v", t.Type, a.Name, r.Parallelism.Tensor, err)
+	}
+	t.Step = step
 	return t
 }
 
@@ -367,7 +474,7 @@ func (d *decoder) timing(role *mapping) Timing {
 // defaults, so disaggregated configs always have one.
 func (d *decoder) kvTransfer(m *mapping, prefill *Role) *KVTransfer {
 	kt := &KVTransfer{
-		BytesPerToken: d.bytesPerToken(m, "bytes_per_token"),
+		BytesPerToken: max(d.bytesPerToken(m, "bytes_per_token"), 0),
 		BandwidthGBps: m.float("bandwidth_gb_per_second", 0, positiveNum),
 		TimingMode:    m.enum("timing_mode", TransferDestinationMissing, TransferDestinationMissing, TransferFullPrompt),
 	}

@@ -134,18 +134,36 @@ traffic:
   load: {}
 engine: {}
 `, nil, `c.yaml:2:32: traffic.source.paths: expected a list with one path, got string "a.jsonl"`},
-	{"weka format", `
+	{"dynamo format", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: dynamo}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:51: traffic.source.format: trace format dynamo is not supported (supported: mooncake, mooncake-delta, agentic_mooncake, weka)`},
+	{"weka needs timestamps", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: weka}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: trace format weka is not supported (supported: mooncake, mooncake-delta, agentic_mooncake)`},
+`, nil, `c.yaml:3:9: traffic.load.type: weka traces require load type trace_timestamps`},
+	{"nested basis on mooncake", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], nested_timestamp_basis: absolute}
+  load: {}
+engine: {}
+`, nil, `c.yaml:2:67: traffic.source.nested_timestamp_basis: applies only to the weka format`},
+	{"unknown nested basis", `
+traffic:
+  source: {type: trace, paths: [a.jsonl], format: weka, nested_timestamp_basis: sometimes}
+  load: {type: trace_timestamps}
+engine: {}
+`, nil, `c.yaml:2:81: traffic.source.nested_timestamp_basis: expected one of auto, absolute, relative, got "sometimes"`},
 	{"unknown format", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: csv}
   load: {}
 engine: {}
-`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, got "csv"`},
+`, nil, `c.yaml:2:51: traffic.source.format: expected one of mooncake, mooncake-delta, agentic_mooncake, weka, got "csv"`},
 	{"trace with poisson", `
 traffic:
   source: {type: trace, paths: [a.jsonl]}
@@ -212,7 +230,7 @@ traffic:
   source: {type: trace, paths: [a.jsonl]}
   load: {type: trace_timestamps, agentic_lanes: 2}
 engine: {}
-`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic_mooncake trace`},
+`, nil, `c.yaml:3:49: traffic.load.agentic_lanes: requires an agentic trace (agentic_mooncake or weka)`},
 	{"snapshot without lanes", `
 traffic:
   source: {type: trace, paths: [a.jsonl], format: agentic_mooncake}
@@ -311,6 +329,66 @@ engine:
   hardware: h
   backend: sglang
 `, nil, `c.yaml:4:12: engine.backend: "sglang" is not modelled; only vllm is supported`},
+	{"unknown routing policy", `
+engine:
+  model: m
+  hardware: h
+  routing: random
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected one of round_robin, least_loaded, session_affinity, kv_router, got "random"`},
+	{"unknown routing policy in a pool", `
+engine:
+  model: m
+  hardware: h
+  routing: {aggregated: kv}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:25: engine.routing.aggregated: expected one of round_robin, least_loaded, session_affinity, kv_router, got "kv"`},
+	{"routing pool of the other mode", `
+engine:
+  model: m
+  hardware: h
+  routing: {decode: kv_router}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:21: engine.routing.decode: no decode pool in aggregated mode (its pools: aggregated)`},
+	{"routing a number", `
+engine:
+  model: m
+  hardware: h
+  routing: 3
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:12: engine.routing: expected a routing policy (round_robin, least_loaded, session_affinity, kv_router) or a mapping, got integer 3`},
+	{"routing temperature negative", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, temperature: -1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:45: engine.routing.temperature: expected a number ≥ 0, got -1`},
+	{"routing unknown key", `
+engine:
+  model: m
+  hardware: h
+  routing: {policy: kv_router, weight: 1}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+`, nil, `c.yaml:4:32: engine.routing.weight: unknown key "weight" (allowed: policy, aggregated, prefill, decode, overlap_score_weight, temperature, seed, host_overlap_weight)`},
 	{"unknown mode", `
 engine:
   mode: afd
@@ -415,7 +493,25 @@ engine:
     aggregated:
       kv_cache:
         capacity: {type: default, memory_fraction: 0.9}
-`, nil, `c.yaml:7:26: engine.workers.aggregated.kv_cache.capacity.type: default sizes G1 from aisimulate's GPU memory model, which kvsim does not have; use fixed with blocks or bytes`},
+`, nil, `c.yaml:2:10: engine.model: engine.workers.aggregated.kv_cache.capacity.type needs a model architecture: "m" is not in the catalog (Llama-3.1-8B, Llama-3.1-70B, Qwen3-14B, Qwen3-32B, Mixtral-8x7B); describe it in engine.model_config (config.json fields)`},
+	{"capacity default that the GPU cannot hold", `
+engine:
+  model: Mixtral-8x7B
+  hardware: H100
+  workers:
+    aggregated:
+      kv_cache:
+        capacity: {type: default, memory_fraction: 0.9}
+`, nil, `c.yaml:7:26: engine.workers.aggregated.kv_cache.capacity.type: default KV capacity: Mixtral-8x7B needs 95.14 GiB (86.99 weights + 8.00 activations + 0.15 other) but 1 × H100 at memory_fraction 0.9 has 72.00 GiB`},
+	{"capacity default with blocks", `
+engine:
+  model: Llama-3.1-8B
+  hardware: H100
+  workers:
+    aggregated:
+      kv_cache:
+        capacity: {type: default, blocks: 8}
+`, nil, `c.yaml:7:43: engine.workers.aggregated.kv_cache.capacity.blocks: default KV capacity rejects blocks`},
 	{"capacity bytes without bytes_per_token", `
 engine:
   model: m
@@ -451,7 +547,7 @@ engine:
   workers:
     aggregated:
       kv_cache: {capacity: {blocks: 8}}
-`, nil, `c.yaml:6:7: engine.workers.aggregated.timing: missing required key (kvsim models only fixed timing: {type: fixed, prefill_ms, decode_ms})`},
+`, nil, `c.yaml:6:7: engine.workers.aggregated.timing: missing required key (e.g. {type: fixed, prefill_ms, decode_ms} or {type: polynomial}; types: fixed, polynomial, roofline, trained_physics)`},
 	{"timing default", `
 engine:
   model: m
@@ -460,7 +556,7 @@ engine:
     aggregated:
       kv_cache: {capacity: {blocks: 8}}
       timing: {type: default}
-`, nil, `c.yaml:7:22: engine.workers.aggregated.timing.type: default is an aisimulate performance model; kvsim supports only fixed`},
+`, nil, `c.yaml:7:22: engine.workers.aggregated.timing.type: default is aisimulate's GPU performance model, which kvsim does not have; use one of fixed, polynomial, roofline, trained_physics`},
 	{"timing without type", `
 engine:
   model: m
@@ -478,7 +574,7 @@ engine:
     aggregated:
       kv_cache: {capacity: {blocks: 8}}
       timing: {type: fixed, prefill_ms: 1}
-`, nil, `c.yaml:7:15: engine.workers.aggregated.timing.decode_ms: missing required key (fixed timing needs prefill_ms and decode_ms)`},
+`, nil, `c.yaml:7:15: engine.workers.aggregated.timing.decode_ms: fixed timing requires prefill_ms and decode_ms`},
 	{"negative prefill_ms", `
 engine:
   model: m
@@ -984,7 +1080,63 @@ engine:
     aggregated:
       kv_cache: {capacity: {blocks: 8}}
       timing: {type: polynomial, coefficients: [1, 2]}
-`, nil, `c.yaml:7:22: engine.workers.aggregated.timing.type: polynomial is an aisimulate performance model; kvsim supports only fixed`},
+`, nil, `c.yaml:7:34: engine.workers.aggregated.timing.coefficients: unknown key "coefficients" (allowed: type, prefill_ms, decode_ms, speedup_ratio, decode_speedup_ratio, beta)`},
+	{"polynomial timing with fixed values", `
+engine:
+  model: m
+  hardware: h
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: polynomial, prefill_ms: 2}
+`, nil, `c.yaml:7:46: engine.workers.aggregated.timing.prefill_ms: polynomial timing rejects fixed timing values`},
+	{"fixed timing with a speedup", `
+engine:
+  model: m
+  hardware: h
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: fixed, prefill_ms: 2, decode_ms: 1, speedup_ratio: 2}
+`, nil, `c.yaml:7:73: engine.workers.aggregated.timing.speedup_ratio: fixed timing rejects speedup_ratio`},
+	{"roofline with an unknown model", `
+engine:
+  model: gpt-5
+  hardware: h100
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: roofline}
+`, nil, `c.yaml:2:10: engine.model: engine.workers.aggregated.timing.type needs a model architecture: "gpt-5" is not in the catalog (Llama-3.1-8B, Llama-3.1-70B, Qwen3-14B, Qwen3-32B, Mixtral-8x7B); describe it in engine.model_config (config.json fields)`},
+	{"trained_physics with an unknown GPU", `
+engine:
+  model: meta-llama/Llama-3.1-8B-Instruct
+  hardware: tpu
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: trained_physics}
+`, nil, `c.yaml:3:13: engine.hardware: engine.workers.aggregated.timing.type needs a GPU: "tpu" is not in the catalog (A100, B200, H100, H200)`},
+	{"model_config with a bad dtype", `
+engine:
+  model: mine
+  hardware: h100
+  model_config: {num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 4, intermediate_size: 128, vocab_size: 100, torch_dtype: int4}
+  workers:
+    aggregated:
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: roofline}
+`, nil, `c.yaml:4:135: engine.model_config.torch_dtype: expected one of float32, float16, bfloat16, float8, got "int4"`},
+	{"trained_physics TP that splits no heads", `
+engine:
+  model: llama-3.1-8b
+  hardware: h100
+  workers:
+    aggregated:
+      parallelism: {tensor: 3}
+      kv_cache: {capacity: {blocks: 8}}
+      timing: {type: trained_physics}
+`, nil, `c.yaml:8:22: engine.workers.aggregated.timing.type: trained_physics timing cannot use model "Llama-3.1-8B" on 3 GPU(s): trained_physics needs num_attention_heads (32) and num_key_value_heads (8) divisible by tensor parallelism (3)`},
 	{"set through list", "traffic:\n  source: {type: trace, paths: [a.jsonl]}\n  load: {}\n" + minimal, []string{"traffic.source.paths.first=b.jsonl"}, `--set traffic.source.paths.first=b.jsonl: traffic.source.paths: cannot set traffic.source.paths.first: traffic.source.paths is a list, not a mapping`},
 	{"set alias in value", minimal, []string{"engine.model=*x"}, `--set engine.model=*x: engine.model: anchors, aliases, tags and merge keys are not allowed in a --set VALUE`},
 

@@ -13,11 +13,11 @@ import (
 // Keys of traffic.source, traffic.load and traffic.stop, in the order the
 // unknown-key error lists them, and the subsets that apply per type.
 var (
-	sourceKeys    = []string{"type", "input_tokens", "output_tokens", "cached_prefix_tokens", "new_input_tokens_per_turn", "output_tokens_per_turn", "session", "paths", "format", "block_size"}
+	sourceKeys    = []string{"type", "input_tokens", "output_tokens", "cached_prefix_tokens", "new_input_tokens_per_turn", "output_tokens_per_turn", "session", "paths", "format", "block_size", "nested_timestamp_basis"}
 	sourceKeysFor = map[string][]string{
 		SourceSynthetic:        {"type", "input_tokens", "output_tokens", "cached_prefix_tokens"},
 		SourceSyntheticSession: {"type", "new_input_tokens_per_turn", "output_tokens_per_turn", "session"},
-		SourceTrace:            {"type", "paths", "format", "block_size"},
+		SourceTrace:            {"type", "paths", "format", "block_size", "nested_timestamp_basis"},
 	}
 	sessionKeys = []string{"turns", "shared_prefix_ratio", "prefix_groups", "inter_turn_delay_ms"}
 
@@ -36,7 +36,7 @@ var (
 	// Trace formats aisimulate reads but kvsim does not
 	// (docs/model/config.md ("Traffic settings")); named so that the error
 	// says "not supported" rather than "unknown".
-	unsupportedFormats = []string{"weka", "dynamo", "applied_compute_agentic"}
+	unsupportedFormats = []string{"dynamo", "applied_compute_agentic"}
 )
 
 // defaultTraffic is what an omitted traffic block means
@@ -99,13 +99,23 @@ func (d *decoder) source(m *mapping) Source {
 		s.Paths = d.paths(m.require("paths"), m.field("paths"))
 		s.Format = m.str("format", FormatMooncake)
 		switch {
-		case s.Format == FormatMooncake, s.Format == FormatMooncakeDelta, s.Format == FormatAgenticMooncake:
+		case s.Format == FormatMooncake, s.Format == FormatMooncakeDelta, s.Format == FormatAgenticMooncake, s.Format == FormatWeka:
 		case slices.Contains(unsupportedFormats, s.Format):
-			m.fail("format", "trace format %s is not supported (supported: mooncake, mooncake-delta, agentic_mooncake)", s.Format)
+			m.fail("format", "trace format %s is not supported (supported: mooncake, mooncake-delta, agentic_mooncake, weka)", s.Format)
 		default:
-			m.fail("format", "expected one of mooncake, mooncake-delta, agentic_mooncake, got %q", s.Format)
+			m.fail("format", "expected one of mooncake, mooncake-delta, agentic_mooncake, weka, got %q", s.Format)
 		}
-		s.BlockSize = m.int("block_size", 512, positiveInt)
+		if s.Format == FormatWeka {
+			// The corpus embeds its block size; a configured one is an
+			// equality assertion (docs/model/agentic.md ("Weka traces")).
+			s.BlockSize = m.int("block_size", 0, positiveInt)
+			s.NestedTimestampBasis = m.enum("nested_timestamp_basis", "auto", "auto", "absolute", "relative")
+		} else {
+			if m.has("nested_timestamp_basis") {
+				m.fail("nested_timestamp_basis", "applies only to the weka format")
+			}
+			s.BlockSize = m.int("block_size", 512, positiveInt)
+		}
 	}
 	return s
 }
@@ -146,8 +156,8 @@ func (d *decoder) load(m *mapping, src Source) Load {
 		m.fail("type", "trace_timestamps needs a trace source; a %s source takes concurrency, poisson or constant_rate", src.Type)
 	case !synthetic && (l.Type == LoadPoisson || l.Type == LoadConstantRate):
 		m.fail("type", "a trace source takes load type trace_timestamps or concurrency, got %s", l.Type)
-	case src.Format == FormatAgenticMooncake && l.Type != LoadTraceTimestamps:
-		m.fail("type", "agentic_mooncake traces require load type trace_timestamps")
+	case Agentic(src.Format) && l.Type != LoadTraceTimestamps:
+		m.fail("type", "%s traces require load type trace_timestamps", src.Format)
 	}
 
 	switch l.Type {
@@ -184,8 +194,8 @@ func (d *decoder) load(m *mapping, src Source) Load {
 // format here.
 func (d *decoder) agentic(m *mapping, src Source, l *Load) {
 	for _, k := range m.keys {
-		if m.has(k) && slices.Contains(agenticKeys, k) && src.Format != FormatAgenticMooncake {
-			m.fail(k, "requires an agentic_mooncake trace")
+		if m.has(k) && slices.Contains(agenticKeys, k) && !Agentic(src.Format) {
+			m.fail(k, "requires an agentic trace (agentic_mooncake or weka)")
 		}
 	}
 	l.AgenticLanes = m.int("agentic_lanes", 0, positiveInt)
@@ -227,8 +237,8 @@ func (d *decoder) stop(m *mapping, src Source, l Load) Stop {
 			return "applies only to synthetic sources; a trace runs until max_virtual_time_seconds or to its end"
 		})
 		if m.has("max_virtual_time_seconds") {
-			if src.Format == FormatAgenticMooncake {
-				m.fail("max_virtual_time_seconds", "not supported with agentic_mooncake traces")
+			if Agentic(src.Format) {
+				m.fail("max_virtual_time_seconds", "not supported with %s traces", src.Format)
 			}
 			s.MaxVirtualTimeMs = vtime.Time(m.float("max_virtual_time_seconds", 0, positiveNum) * 1000)
 			s.HasMaxVirtualTime = true

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/kvsim/kvsim/core/vtime"
+import (
+	"github.com/kvsim/kvsim/core/timing"
+	"github.com/kvsim/kvsim/core/vtime"
+)
 
 // A Config is one validated replay configuration with every default filled
 // in. The engine reads only this struct; it never sees YAML.
@@ -36,7 +39,11 @@ const (
 	FormatMooncake        = "mooncake"
 	FormatMooncakeDelta   = "mooncake-delta"
 	FormatAgenticMooncake = "agentic_mooncake"
+	FormatWeka            = "weka"
 )
+
+// Agentic reports whether a trace format is made of agentic plays.
+func Agentic(format string) bool { return format == FormatAgenticMooncake || format == FormatWeka }
 
 // A Source describes the request population.
 type Source struct {
@@ -55,7 +62,9 @@ type Source struct {
 	// trace
 	Paths     []string // as written in the config (resolve against Config.Dir)
 	Format    string
-	BlockSize int // tokens per trace hash block
+	BlockSize int // tokens per trace hash block; weka: 0 = the corpus's own
+	// NestedTimestampBasis is weka's auto, absolute or relative.
+	NestedTimestampBasis string
 }
 
 // Session is the synthetic-session shape.
@@ -135,6 +144,59 @@ type Engine struct {
 	EnableChunkedPrefill bool
 	Workers              Workers
 	KVTransfer           *KVTransfer // disaggregated only
+	// Arch is engine.model_config, or the catalog's entry for engine.model
+	// (nil when neither); GPU is the catalog's entry for engine.hardware.
+	Arch *timing.Arch
+	GPU  *timing.GPU
+	// Routing says how each pool places ready requests on its ranks
+	// (docs/model/engine.md ("Placement")).
+	Routing Routing
+}
+
+// Routing policies (docs/model/engine.md ("Placement")).
+const (
+	RoutingRoundRobin      = "round_robin"
+	RoutingLeastLoaded     = "least_loaded"
+	RoutingSessionAffinity = "session_affinity"
+	RoutingKVRouter        = "kv_router"
+)
+
+// RoutingPolicies lists the routing policies: the one list the config's
+// validation, sweeps and the CLI share.
+var RoutingPolicies = []string{RoutingRoundRobin, RoutingLeastLoaded, RoutingSessionAffinity, RoutingKVRouter}
+
+// Routing is engine.routing: a policy per pool and the kv_router's
+// parameters. The zero value is not valid; the decoder fills every pool.
+type Routing struct {
+	Aggregated, Prefill, Decode string // the policy of each pool
+	// OverlapScoreWeight weighs the prefill blocks against the decode
+	// blocks in the kv_router's cost (Dynamo's overlap_score_weight, 1).
+	OverlapScoreWeight float64
+	// Temperature is the kv_router's softmax temperature (0: the lowest
+	// cost wins).
+	Temperature float64
+	// Seed seeds the kv_router's draws (softmax and ties).
+	Seed uint64
+	// HostOverlapWeight counts a G2-resident block after the G1 prefix as
+	// this fraction of a cached block (an extension; 0: off).
+	HostOverlapWeight float64
+}
+
+// Policy returns the routing policy of the pool of role (a Role name).
+func (r Routing) Policy(role string) string {
+	switch role {
+	case RolePrefill:
+		return r.Prefill
+	case RoleDecode:
+		return r.Decode
+	}
+	return r.Aggregated
+}
+
+// Default reports whether every pool routes round robin (the routing of
+// every result before routing policies existed).
+func (r Routing) Default() bool {
+	return r.Aggregated == RoutingRoundRobin && r.Prefill == RoutingRoundRobin && r.Decode == RoutingRoundRobin
 }
 
 // Workers holds the roles; a nil role is absent.
@@ -242,11 +304,17 @@ type KVCR struct {
 	Enabled bool
 }
 
-// Timing is the fixed pass-time model.
+// Timing is a role's pass-time model (docs/model/timing.md).
 type Timing struct {
-	Type      string // "fixed"
-	PrefillMs vtime.Time
-	DecodeMs  vtime.Time
+	Type      string // one of timing.Types
+	Kind      timing.Kind
+	PrefillMs vtime.Time // fixed
+	DecodeMs  vtime.Time // fixed
+	// SpeedupRatio and DecodeSpeedupRatio scale modelled times (not fixed
+	// and not the step models' own; 1 unless written).
+	SpeedupRatio, DecodeSpeedupRatio float64
+	// Step is the roofline or trained_physics model (nil otherwise).
+	Step *timing.Step
 }
 
 // Timing modes of a P/D KV transfer.

@@ -105,6 +105,7 @@ func (r LookupResult) String() string {
 // blocks before the recompute cap. On a hit it returns the keys to load (a
 // view of the request's prompt keys).
 func (a *Adapter) Lookup(r *request.Request, g1Hits int, now vtime.Time) (LookupResult, []identity.ID) {
+	loaded := r.Host.Load != nil && r.Host.Load.Done
 	res, hit := a.lookup(r, g1Hits, now)
 	a.Stats.Lookups++
 	switch res {
@@ -113,7 +114,7 @@ func (a *Adapter) Lookup(r *request.Request, g1Hits int, now vtime.Time) (Lookup
 	case Defer:
 		a.Stats.LookupDefers++
 	}
-	a.emit(Event{Kind: EvLookup, Req: r, At: now, Result: res, G1Hits: g1Hits, Keys: hit})
+	a.emit(Event{Kind: EvLookup, Req: r, At: now, Result: res, G1Hits: g1Hits, Keys: hit, Loaded: loaded})
 	return res, hit
 }
 
@@ -197,15 +198,41 @@ const (
 	CapacityBlocked                    // G1 cannot take the load; stop admitting
 )
 
+func (r StartResult) String() string {
+	return [...]string{"queued", "deferred", "blocked"}[r]
+}
+
+// Why a load did not start, and why compute is fenced, as the record says
+// it.
+const (
+	ReasonLoading    = "a hit block is already being loaded"
+	ReasonG1Blocks   = "G1 cannot reserve the load's blocks"
+	FencePreempt     = "preempt"
+	FenceStoreSource = "store_source"
+)
+
 // StartLoad reserves G1 for a hit and queues its H2D, which the next engine
 // boundary submits (docs/model/g2.md ("Start-load hook"),
 // docs/model/transfers.md ("When copies are submitted"), a Decision). base is
 // the G1 prefix in blocks (the hit follows it).
 func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now vtime.Time) StartResult {
+	res, t := a.startLoad(r, hit, base, now)
+	ev := Event{Kind: EvStartLoad, Req: r, At: now, Start: res, Keys: hit, Transfer: t}
+	switch res {
+	case Deferred:
+		ev.Reason = ReasonLoading
+	case CapacityBlocked:
+		ev.Reason = ReasonG1Blocks
+	}
+	a.emit(ev)
+	return res
+}
+
+func (a *Adapter) startLoad(r *request.Request, hit []identity.ID, base int, now vtime.Time) (StartResult, *Transfer) {
 	if a.DeferOnLoading {
 		for _, id := range hit {
 			if a.dom.isLoading(id) {
-				return Deferred
+				return Deferred, nil
 			}
 		}
 	}
@@ -224,7 +251,7 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 		for _, s := range ld.PrefixSlots {
 			a.pool.Unpin(s)
 		}
-		return CapacityBlocked
+		return CapacityBlocked, nil
 	}
 	ld.Keys = a.dom.reg.idList(len(hit))
 	copy(ld.Keys, hit)
@@ -248,7 +275,7 @@ func (a *Adapter) StartLoad(r *request.Request, hit []identity.ID, base int, now
 	a.Stats.LoadsQueued++
 	a.Stats.LoadBlocks += int64(len(hit))
 	a.Stats.LoadBytes += t.Bytes
-	return Queued
+	return Queued, t
 }
 
 // Admitted is the on_admitted hook (docs/model/g2.md ("Admission hook")): it
@@ -379,6 +406,7 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 				demand = max(demand, 1)
 			}
 			if demand > tier.Room() {
+				a.retried(r, start, end, now)
 				a.noteRetry(r, end)
 				return
 			}
@@ -393,6 +421,9 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 		switch res {
 		case g2.Retry:
 			demand, absent := tier.LastScan()
+			if !a.retriesAgain(r, computed) {
+				a.retried(r, start, end, now)
+			}
 			a.noteRetry(r, end)
 			h.RetryStart, h.RetryScanEnd, h.RetryBlockings = int32(start), int32(end), blockings
 			h.RetryDemand, h.RetryAbsent = int32(demand), absent
@@ -463,6 +494,23 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 	}
 }
 
+// retried records that a whole-range store of blocks [start, end) did not
+// fit. A retry that only repeats the last one (the same range against an
+// unchanged tier, which the hook's shortcuts answer without scanning) is
+// not recorded again, so the record is the same with and without them.
+func (a *Adapter) retried(r *request.Request, start, end int, now vtime.Time) {
+	if a.obs == nil {
+		return
+	}
+	tier, missing := a.dom.Tier, 0
+	for _, id := range r.Seq.IDs[start:end] {
+		if tier.Lookup(id) == g2.Absent {
+			missing++
+		}
+	}
+	a.emit(Event{Kind: EvStoreRetry, Req: r, At: now, Before: start, After: end, Missing: missing, Room: tier.Room()})
+}
+
 func (a *Adapter) moveCursor(r *request.Request, to int, now vtime.Time) {
 	if r.Host.Cursor != to {
 		a.emit(Event{Kind: EvStoreCursor, Req: r, At: now, Before: r.Host.Cursor, After: to})
@@ -516,7 +564,7 @@ func (a *Adapter) Preempt(r *request.Request, now vtime.Time) {
 		}
 	}
 	if a.fence > before {
-		a.emit(Event{Kind: EvFence, Req: r, At: now, Reason: "preempt", Until: a.fence})
+		a.emit(Event{Kind: EvFence, Req: r, At: now, Reason: FencePreempt, Until: a.fence})
 	}
 }
 
@@ -540,7 +588,7 @@ func (a *Adapter) FenceAllocation(slots []int32, now vtime.Time) {
 		if dep := a.pool.Dep(s); dep != 0 {
 			if t := a.dom.reg.Get(dep); t.InFlight() && a.deadline(t) > a.fence {
 				a.fence = a.deadline(t)
-				a.emit(Event{Kind: EvFence, At: now, Reason: "store_source", Until: a.fence})
+				a.emit(Event{Kind: EvFence, At: now, Reason: FenceStoreSource, Until: a.fence})
 			}
 		}
 	}
@@ -701,9 +749,11 @@ func (a *Adapter) deliver(t *Transfer) {
 	}
 }
 
-// Cancel drops a waiting request's load (docs/model/g2.md ("Cancellation"))
-// and then runs the finish hook; the caller releases the request's own G1
-// blocks.
+// Cancel drops a rejected request's load and its lookup pins
+// (docs/model/g2.md ("Cancellation")); the caller releases the request's own
+// G1 blocks. Decision: a rejection is not a finish, so neither the finish
+// hook's store nor its re-rank runs: G2 order changes only as the profile's
+// lookup rule says.
 func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 	if ld := r.Host.Load; ld != nil {
 		a.pool.For(r.Index)
@@ -736,7 +786,9 @@ func (a *Adapter) Cancel(r *request.Request, now vtime.Time) {
 		r.Host.Load = nil
 		a.wake = true
 	}
-	a.Finish(r, now)
+	if a.LookupPin {
+		a.releaseLookupPins(r)
+	}
 }
 
 func removeT(ts []*Transfer, t *Transfer) []*Transfer {

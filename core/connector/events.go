@@ -17,6 +17,8 @@ const (
 	EvComplete                       // a copy completed physically
 	EvFence                          // compute start is held back
 	EvHoldRelease                    // held G1 sources were released
+	EvStartLoad                      // the start_load hook answered (Start, Reason)
+	EvStoreRetry                     // a whole-range store did not fit; the cursor stays
 )
 
 // An Event is one connector happening, for the per-pass record.
@@ -32,6 +34,15 @@ type Event struct {
 	After    int
 	Reason   string
 	Until    vtime.Time
+	// Loaded marks a lookup event of a request whose completed G2 load is
+	// consumed: no lookup is made (Result is Miss).
+	Loaded bool
+	// Start is a start_load event's answer.
+	Start StartResult
+	// A store retry's range is blocks [Before, After); Missing of them are
+	// absent from G2, which has Room for that many new entries (free
+	// entries and evictable ones).
+	Missing, Room int
 }
 
 // Observer receives connector events.

@@ -32,10 +32,10 @@ import (
 	"github.com/kvsim/kvsim/core/g3"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/load"
-	"github.com/kvsim/kvsim/core/placement"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/scheduler"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/transfer"
 	"github.com/kvsim/kvsim/core/vtime"
@@ -144,11 +144,14 @@ type Engine struct {
 	sessions []session
 	arrivals minHeap[arrival]
 	driver   *load.Driver
-	place    *placement.Aggregated
-	cutoff   vtime.Time
-	now      vtime.Time
-	nextOut  uint32
-	done     int
+	place    *pool // the aggregated pool
+	// routedFresh is, per request, the prompt tokens the kv_router expected
+	// its prefill rank to compute (nil unless a pool routes by KV).
+	routedFresh []int32
+	cutoff      vtime.Time
+	now         vtime.Time
+	nextOut     uint32
+	done        int
 
 	CommittedPrefill int64
 	Preemptions      int64
@@ -158,8 +161,8 @@ type Engine struct {
 
 	// P/D state (docs/model/pd.md).
 	pd           bool
-	prefillPlace *placement.Flat
-	decodePlace  *placement.Flat
+	prefillPlace *pool
+	decodePlace  *pool
 	decodeBase   int                  // index of the first decode worker
 	reqsD        []request.Request    // decode-side request per request index
 	pending      [][]*request.Request // per rank: destinations awaiting a reservation
@@ -168,6 +171,9 @@ type Engine struct {
 	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
 	agentic *agenticState // nil unless the workload is agentic
+	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
+	warm    *warmupState  // agentic_warmup, else nil
+	cancels []int32       // requests to cancel once their rank's pass ends
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -182,7 +188,21 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	if len(roles) == 0 {
 		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize,
+	var cuts []trace.Cut
+	if wl.Agentic {
+		if err := checkAgentic(cfg); err != nil {
+			return nil, err
+		}
+		src := wl
+		var err error
+		if wl, cuts, err = snapshot(cfg, wl); err != nil {
+			return nil, err
+		}
+		if cfg.Traffic.Load.AgenticWarmup {
+			wl = withPreparation(wl, src, cuts)
+		}
+	}
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
@@ -232,7 +252,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	slotArena := make([]int32, totalSlots)
 	admArena := make([]report.Admission, perReq*n)
 	routeArena := make([]report.Routing, perReq*n)
-	gapArena := make([]report.Gap, 2*n)
+	gapCap, gapTotal := e.gapCapacities(wl, n)
+	gapArena := make([]report.Gap, gapTotal)
+	gapValues := report.NewGapValues()
 	for s := range wl.Sessions {
 		ws := &wl.Sessions[s]
 		for t := range ws.Turns {
@@ -248,7 +270,8 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.RequestedOutput = ws.Turns[t].OutputLength
 			rec.Admissions = admArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.Routing = routeArena[perReq*i : perReq*i : perReq*(i+1)]
-			rec.SetGapBuffer(gapArena[2*i : 2*i : 2*i+2])
+			rec.SetGapBuffer(gapArena[:0:gapCap(i)], gapValues)
+			gapArena = gapArena[gapCap(i):]
 			e.Records[i] = rec
 			c := slotCap[i]
 			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),
@@ -268,8 +291,13 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		if err := e.buildRole(d, config.RoleDecode, scheduler.Decode); err != nil {
 			return nil, err
 		}
-		e.prefillPlace = placement.NewFlat(p.Parallelism.Replicas, p.Parallelism.AttentionData)
-		e.decodePlace = placement.NewFlat(d.Parallelism.Replicas, d.Parallelism.AttentionData)
+		var err error
+		if e.prefillPlace, err = e.newPool(p, 0, true); err != nil {
+			return nil, err
+		}
+		if e.decodePlace, err = e.newPool(d, e.decodeBase, true); err != nil {
+			return nil, err
+		}
 		e.reqsD = make([]request.Request, n)
 		for i := range e.reqsD {
 			e.reqsD[i].Slots = decodeSlots[i]
@@ -281,13 +309,16 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		if err := e.buildRole(role, config.RoleAggregated, scheduler.Aggregated); err != nil {
 			return nil, err
 		}
-		e.place = placement.NewAggregated(role.Parallelism.Replicas, role.Parallelism.AttentionData)
-	}
-	if wl.Agentic {
-		if err := checkAgentic(cfg); err != nil {
+		var err error
+		if e.place, err = e.newPool(role, 0, false); err != nil {
 			return nil, err
 		}
+	}
+	if wl.Agentic {
 		e.initAgentic()
+		if cfg.Traffic.Load.AgenticWarmup {
+			e.initWarmup(len(cuts))
+		}
 	}
 	e.driver = e.newDriver()
 	if opts.Observer != nil {
@@ -301,6 +332,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 func (e *Engine) newDriver() *load.Driver {
 	l := e.cfg.Traffic.Load
 	n := len(e.wl.Sessions)
+	if e.warm != nil {
+		n = e.warm.plays // the preparation plays start on their own
+	}
 	if e.wl.Agentic && l.AgenticLanes > 0 {
 		return load.NewClosedScaled(n, l.AgenticLanes, l.Speedup)
 	}
@@ -326,6 +360,34 @@ func openRate(l config.Load) float64 {
 	return l.RequestsPerSecond
 }
 
+// maxGapRoom caps the gap runs a record has room for up front.
+const maxGapRoom = 1024
+
+// gapCapacities sizes each record's list of inter-token gap runs
+// (report.Request.Token): two with fixed pass times everywhere, whose gaps
+// take one or two values; with a modelled pass time nearly every gap is a
+// new value, so a record gets room for one run per output token (up to
+// maxGapRoom) from one allocation instead of regrowing its list.
+func (e *Engine) gapCapacities(wl *trace.Workload, n int) (func(i int) int, int) {
+	modelled := false
+	for _, r := range e.cfg.Roles() {
+		modelled = modelled || r.Timing.Kind != timing.Fixed
+	}
+	if !modelled {
+		return func(int) int { return 2 }, 2 * n
+	}
+	room := make([]int32, n)
+	total := 0
+	for s := range wl.Sessions {
+		for t, tu := range wl.Sessions[s].Turns {
+			c := min(max(tu.OutputLength, 2), maxGapRoom)
+			room[e.sessions[s].first+t] = int32(c)
+			total += c
+		}
+	}
+	return func(i int) int { return int(room[i]) }, total
+}
+
 // buildRole creates the workers, ranks, G1 pools and G2 domains of a role.
 func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) error {
 	kv := role.KVCache
@@ -335,6 +397,13 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		ChunkedPrefill: e.cfg.Engine.EnableChunkedPrefill, PrefixCaching: kv.PrefixCaching,
 		ContextLength: e.cfg.Engine.ContextLength, PrefillMs: role.Timing.PrefillMs, DecodeMs: role.Timing.DecodeMs,
 		FIFOWaiters: e.opts.FIFOWaiters,
+	}
+	if t := role.Timing; t.Kind != timing.Fixed {
+		sc.Timing = &timing.Model{Kind: t.Kind, Speedup: t.SpeedupRatio, DecodeSpeedup: t.DecodeSpeedupRatio,
+			KVTokens: int64(kv.CapacityBlocks) * int64(kv.BlockSize), Step: t.Step}
+		if err := sc.Timing.Validate(); err != nil {
+			return err
+		}
 	}
 	var rules connector.Rules
 	var shared *connector.Domain
@@ -450,7 +519,11 @@ func (e *Engine) Run() error {
 func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 	if !e.started {
 		e.started = true
-		e.driver.Start(e.startSession)
+		if e.warm != nil {
+			e.startWarmup()
+		} else {
+			e.driver.Start(e.startSession)
+		}
 	}
 	total := len(e.reqs)
 	for {
@@ -459,7 +532,10 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 			t = late // nothing else comes before the end, until or the cutoff
 		}
 		if t == vtime.Never {
-			return false, e.stalled()
+			if err := e.stalled(); err != nil {
+				return false, err
+			}
+			return false, e.barrierNeverOpened()
 		}
 		if t > e.cutoff {
 			return false, nil
@@ -471,6 +547,9 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		e.settle()
 		if e.checkErr != nil {
 			return false, e.checkErr
+		}
+		if err := e.maybeOpenBarrier(); err != nil {
+			return false, err
 		}
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
@@ -508,6 +587,7 @@ func (e *Engine) Finish() error {
 	if e.opts.Observer != nil {
 		e.opts.Observer.Finish(e)
 	}
+	e.finishWarmup()
 	return nil
 }
 
@@ -619,6 +699,9 @@ func (e *Engine) settle() {
 			}
 		}
 		changed = e.tickIdle(now) || changed
+		if len(e.cancels) > 0 {
+			changed = e.applyCancels(now) || changed
+		}
 		for _, w := range e.workers {
 			if w.canStart(now) {
 				e.startPass(w, now)
@@ -892,22 +975,22 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
+	if e.agentic != nil {
+		defer e.agenticDispatched(s.first+int(turn), int(sIdx), now)
+	}
 
-	var tg placement.Target
-	pool := "agg"
+	var rk *Rank
+	var h report.Routing
 	if e.pd {
-		tg, pool = e.prefillPlace.Next(), "prefill"
+		rk, h = e.prefillPlace.route(r, "prefill")
 		r.MaxOutput = 1 // the hidden bootstrap token
 	} else {
-		tg = e.place.Next()
+		rk, h = e.place.route(r, "agg")
 	}
-	w := e.workers[tg.Worker]
-	rk := w.ranks[tg.Rank]
 	rk.Enqueue(r)
-	w.poked = true
-	rec.PrefillWorker = tg.Worker
-	rec.Routing = append(rec.Routing, report.Routing{Pool: pool, Outcome: "routed", Worker: tg.Worker,
-		Schedule: rk.Index, DPRank: tg.Rank})
+	e.workers[rk.Worker].poked = true
+	rec.PrefillWorker = int(h.Worker)
+	rec.Routing = append(rec.Routing, h)
 }
 
 // sessionTokens is the most tokens an accumulating session can reach.
@@ -988,7 +1071,8 @@ func (e *Engine) Dispatched() int {
 
 // RunStats returns the run-level figures the summary needs.
 func (e *Engine) RunStats() report.Run {
-	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes}
+	run := report.Run{CommittedPrefillTokens: e.CommittedPrefill, Preemptions: e.Preemptions, Passes: e.Passes,
+		Workers: e.workerLoads()}
 	for _, r := range e.cfg.Roles() {
 		p := r.Parallelism
 		run.GPUs += p.Replicas * p.Pipeline * p.Tensor * p.AttentionData

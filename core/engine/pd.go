@@ -33,17 +33,14 @@ func (a handoff) before(b handoff) bool {
 func (e *Engine) sourceHeld(src *Rank, r *request.Request, t vtime.Time) {
 	rec := &e.Records[r.Index]
 	rec.SourceHeldMs = t
-	tg := e.decodePlace.Next()
-	w := e.workers[e.decodeBase+tg.Worker]
-	dr := w.ranks[tg.Rank]
+	dr, h := e.decodePlace.route(r, "decode")
 	d := &e.reqsD[r.Index]
 	*d = request.Request{Index: r.Index, Session: r.Session, Turn: r.Turn, Tokens: r.Tokens[:r.PromptLen:cap(r.Tokens)],
 		Seq: r.Seq, PromptLen: r.PromptLen, MaxOutput: e.wl.Sessions[r.Session].Turns[r.Turn].OutputLength,
 		OutputIDs: r.OutputIDs, Order: dr.NextOrder(), Slots: d.Slots[:0]}
 	e.srcRank[r.Index] = src
-	rec.DecodeWorker = tg.Worker
-	rec.Routing = append(rec.Routing, report.Routing{Pool: "decode", Outcome: "routed", Worker: tg.Worker,
-		Schedule: dr.Index, DPRank: tg.Rank})
+	rec.DecodeWorker = int(h.Worker)
+	rec.Routing = append(rec.Routing, h)
 	e.pending[dr.Index] = append(e.pending[dr.Index], d)
 	e.tryReservations(dr, t)
 }

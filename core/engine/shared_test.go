@@ -50,7 +50,7 @@ func TestSharedPool_FairShareThroughTheEngine(t *testing.T) {
 			o.AllCompleted()
 			for i := range c.blocks {
 				id := ids[i]
-				if r := o.Rec(id); r.Routing[0].DPRank != i {
+				if r := o.Rec(id); int(r.Routing[0].DPRank) != i {
 					t.Fatalf("%s on DP rank %d; want %d", id, r.Routing[0].DPRank, i)
 				}
 				sub := o.Transfers("d2h", id)

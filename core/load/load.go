@@ -83,7 +83,11 @@ func NewConstantRate(n int, rate float64) *Driver {
 
 // Start calls start for every session that begins at run start (closed
 // loop) or at its arrival time (open loop), in session order.
-func (d *Driver) Start(start func(session int, at vtime.Time)) {
+func (d *Driver) Start(start func(session int, at vtime.Time)) { d.StartAt(0, start) }
+
+// StartAt is Start for a closed loop that begins at at (agentic warmup's
+// barrier); an open loop keeps its arrival times.
+func (d *Driver) StartAt(at vtime.Time, start func(session int, at vtime.Time)) {
 	if d.mode == Open {
 		for i, t := range d.arrivals {
 			start(i, t)
@@ -94,7 +98,7 @@ func (d *Driver) Start(start func(session int, at vtime.Time)) {
 	for d.active < d.concurrency && d.next < d.sessions {
 		d.active++
 		d.next++
-		start(d.next-1, 0)
+		start(d.next-1, at)
 	}
 }
 

@@ -3,6 +3,9 @@ package record
 import (
 	"math"
 
+	"github.com/kvsim/kvsim/core/connector"
+	"github.com/kvsim/kvsim/core/scheduler"
+
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -23,10 +26,14 @@ const (
 	evG2Evict
 	evFence
 	evHoldRelease
+	evAdmissionWait
+	evStartLoad
+	evStoreRetry
 )
 
 var kindNames = [...]string{"lookup", "admit", "preempt", "finish", "reject", "g1_evict", "store_prepared",
-	"store_cursor", "d2h_submit", "h2d_submit", "d2h_complete", "h2d_complete", "g2_evict", "fence", "hold_release"}
+	"store_cursor", "d2h_submit", "h2d_submit", "d2h_complete", "h2d_complete", "g2_evict", "fence", "hold_release",
+	"admission_wait", "start_load", "store_retry"}
 
 func kindOf(name string) (uint8, bool) {
 	for i, n := range kindNames {
@@ -47,7 +54,11 @@ type rawEvent struct {
 	// a–d mean what each kind says: lookup a hits, b result, c/d its
 	// blocks in Record.arena; admit a–d; transfer kinds a the transfer,
 	// c/d a submit's deadline (t2); preempt c/d its second time (t2);
-	// evictions a the block, b the slot.
+	// evictions a the block, b the slot; admission_wait a needed, b
+	// available, c/d its holders in the arena (headroom, in use by
+	// requests, reserved, held); start_load a the transfer (queued), b the
+	// result, c/d its blocks; store_retry a–d from, to, missing, room.
+	// An admit's reason is 1 for a P/D handoff.
 	a, b, c, d int32
 	t1         vtime.Time
 }
@@ -66,8 +77,14 @@ func (e *rawEvent) setT2(v vtime.Time) {
 	e.c, e.d = int32(uint32(b)), int32(uint32(b>>32))
 }
 
-// reasons are the strings events carry (rejections and fences).
-var reasons = []string{"", "prompt reaches the context length", "prompt exceeds the G1 capacity", "store_source", "preempt"}
+// reasons are the strings events carry (rejections, fences, loads that did
+// not start). The list is fixed: recorders of parallel runs share it.
+var reasons = [...]string{"", scheduler.RejectContext, scheduler.RejectG1, connector.FenceStoreSource, connector.FencePreempt,
+	scheduler.RejectOutgrewG1, scheduler.RejectBudget, connector.ReasonLoading, connector.ReasonG1Blocks, scheduler.CancelClient}
+
+// reasonOther stands for a reason missing from the list (none: the list
+// names every reason the scheduler and the connector give).
+const reasonOther = 255
 
 func reasonCode(s string) uint8 {
 	for i, r := range reasons {
@@ -75,12 +92,22 @@ func reasonCode(s string) uint8 {
 			return uint8(i)
 		}
 	}
-	reasons = append(reasons, s)
-	return uint8(len(reasons) - 1)
+	return reasonOther
 }
 
-// Lookup results in rawEvent.b.
-var results = [...]string{"miss", "hit", "defer"}
+func reasonText(c uint8) string {
+	if int(c) < len(reasons) {
+		return reasons[c]
+	}
+	return "unknown"
+}
+
+// loadResults are start_load's answers in rawEvent.b.
+var loadResults = [...]string{"queued", "deferred", "blocked"}
+
+// Lookup results in rawEvent.b ("loaded": the request's completed G2 load
+// is consumed; no lookup is made).
+var results = [...]string{"miss", "hit", "defer", "loaded"}
 
 func (r *Record) events(rank, pass int) []Event {
 	rl := r.ranks[rank]
@@ -133,10 +160,22 @@ func (r *Record) event(e *rawEvent) Event {
 		ev.G1Hits, ev.Result, ev.Blocks = ip(e.a), results[e.b], r.arenaNames(e.c, e.d)
 	case evAdmit:
 		ev.Reused, ev.G1, ev.Host, ev.Cursor, ev.Readmit = ip(e.a), ip(e.b), ip(e.c), ip(e.d), bp(e.flag)
+		if e.reason == 1 {
+			ev.Handoff = bp(true)
+		}
+	case evAdmissionWait:
+		ev.Needed, ev.Available = ip(e.a), ip(e.b)
+		ev.Headroom, ev.InUse = ip(r.arena.at(int(e.c))), ip(r.arena.at(int(e.c)+1))
+		ev.Reserved, ev.Held = ip(r.arena.at(int(e.c)+2)), ip(r.arena.at(int(e.c)+3))
+	case evStartLoad:
+		ev.Result, ev.Blocks, ev.Reason = loadResults[e.b], r.arenaNames(e.c, e.d), reasonText(e.reason)
+		ev.Transfer = int(e.a)
+	case evStoreRetry:
+		ev.From, ev.To, ev.Missing, ev.Room = ip(e.a), ip(e.b), ip(e.c), ip(e.d)
 	case evPreempt:
 		ev.FenceFrom, ev.FenceTo = tp(e.t1), tp(e.t2())
 	case evReject:
-		ev.Reason = reasons[e.reason]
+		ev.Reason = reasonText(e.reason)
 	case evG1Evict:
 		ev.Block, ev.Slot = r.BlockName(e.a), ip(e.b)
 	case evStorePrepared:
@@ -149,18 +188,17 @@ func (r *Record) event(e *rawEvent) Event {
 		ev.Before, ev.After = ip(e.a), ip(e.b)
 	case evD2HSubmit, evH2DSubmit:
 		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), tp(e.t1)
+		ev.Request = r.Request(r.trs[e.a].req)
 		if e.flag {
 			ev.DeadlineMs = tp(e.t2())
 		}
 	case evD2HComplete, evH2DComplete, evHoldRelease:
 		ev.Transfer, ev.Blocks, ev.AtMs = int(e.a), r.names32(r.trs[e.a].blocks), tp(e.t1)
-		if e.kind == evH2DComplete || e.kind == evD2HComplete {
-			ev.Request = r.Request(r.trs[e.a].req)
-		}
+		ev.Request = r.Request(r.trs[e.a].req)
 	case evG2Evict:
 		ev.Block = r.BlockName(e.a)
 	case evFence:
-		ev.Reason, ev.UntilMs = reasons[e.reason], tp(e.t1)
+		ev.Reason, ev.UntilMs = reasonText(e.reason), tp(e.t1)
 	}
 	return ev
 }

@@ -149,6 +149,16 @@ func describe(e Event) string {
 	if e.AtFinish != nil && *e.AtFinish {
 		add("(at finish)")
 	}
+	if e.Needed != nil {
+		add("needs %d blocks, %d available (in use %d, reserved %d, held %d, headroom %d)",
+			*e.Needed, *e.Available, *e.InUse, *e.Reserved, *e.Held, *e.Headroom)
+	}
+	if e.From != nil {
+		add("blocks %d to %d: %d missing, room %d", *e.From, *e.To, *e.Missing, *e.Room)
+	}
+	if e.Handoff != nil && *e.Handoff {
+		add("(P/D handoff)")
+	}
 	if e.Reason != "" {
 		add("(%s)", e.Reason)
 	}

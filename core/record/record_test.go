@@ -354,12 +354,67 @@ func TestInspect(t *testing.T) {
 	if err := rec.Inspect(&out, 0, 3); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pass 3: start 200 ms", "h2d_submit #", "G1 (3 slots)", "G2 (4 of 8 blocks"} {
+	for _, want := range []string{"pass 3: start 200 ms", "h2d_submit restore #3", "G1 (3 slots)", "G2 (4 of 8 blocks"} {
 		if !bytes.Contains(out.Bytes(), []byte(want)) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
 		}
 	}
 	if err := rec.Inspect(&out, 0, 99); err == nil {
 		t.Error("pass 99 of a 4-pass run did not fail")
+	}
+}
+
+// TestDiffHasNoFalseDivergence: in §A at 192 G2 blocks both offloading runs
+// evict s3t1#26 from G1 in pass 321 (and compute it again); that is no
+// divergence, and no pass before the first divergent one is listed.
+func TestDiffHasNoFalseDivergence(t *testing.T) {
+	a, _, _ := run(t, "connectors.yaml", connectorRows[4].sets, false)
+	b, _, _ := run(t, "connectors.yaml", connectorRows[5].sets, false)
+	d, err := record.Diff(a, b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Passes) == 0 || d.Passes[0].Pass < d.FirstDivergent {
+		t.Fatalf("first listed pass %+v before the first divergent pass %d", d.Passes[:min(1, len(d.Passes))], d.FirstDivergent)
+	}
+	if d.FirstDivergent != 658 || len(d.OnlyB) != 166 || d.Tokens(len(d.OnlyB)) != 2656 {
+		t.Errorf("first divergence %d, %d restores only v0_32 made (%d tokens); want 658, 166 (2,656)",
+			d.FirstDivergent, len(d.OnlyB), d.Tokens(len(d.OnlyB)))
+	}
+	var out bytes.Buffer
+	d.Write(&out, "a", "b", 1)
+	if want := "restores only b made: 166 blocks (2,656 tokens)"; !bytes.Contains(out.Bytes(), []byte(want)) {
+		t.Errorf("diff output lacks %q:\n%s", want, out.String())
+	}
+}
+
+// TestDiffRefusesUnrelatedRuns: a §A run and case B's run share neither
+// trace nor block size; Diff refuses them and says why.
+func TestDiffRefusesUnrelatedRuns(t *testing.T) {
+	a, _, _ := run(t, "connectors.yaml", connectorRows[4].sets, false)
+	b, _, _ := run(t, "g2-restore.yaml", nil, false)
+	_, err := record.Diff(a, b, 0)
+	if err == nil {
+		t.Fatal("Diff compared a §A run with case B's")
+	}
+	want := "do not share a trace and config apart from the connector and tier settings: block size 16 tokens against 4"
+	if !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("error %q; want it to contain %q", err, want)
+	}
+	if err := record.Comparable(a, a, 0); err != nil {
+		t.Errorf("a run is not comparable with itself: %v", err)
+	}
+}
+
+// BenchmarkDiff is kvsim diff of §A's 192-block v0_24 and v0_32 runs.
+func BenchmarkDiff(b *testing.B) {
+	ra, _, _ := run(b, "connectors.yaml", connectorRows[4].sets, false)
+	rb, _, _ := run(b, "connectors.yaml", connectorRows[5].sets, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := record.Diff(ra, rb, 0); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

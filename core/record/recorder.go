@@ -38,6 +38,9 @@ type rankRec struct {
 	// eviction queue is read from the live pool at a checkpoint. One
 	// struct per slot: a change touches one cache line, not four.
 	slots []slotRec
+	// count is how many slots are in each state code (admission waits
+	// say what holds G1).
+	count [codeReserved + 1]int32
 	dom   *domRec
 	er    *engine.Rank
 }
@@ -75,6 +78,7 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	for i := range r.slots {
 		r.slots[i].block, r.slots[i].owner = -1, -1
 	}
+	r.count[codeFree] = int32(capacity)
 	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.compact()})
 	rr.ranks = append(rr.ranks, r)
 	rec.ranks = append(rec.ranks, rl)
@@ -190,6 +194,8 @@ func (r *rankRec) SlotChanged(slot int32) {
 	if sr.code != code || sr.block != d.block {
 		sr.since = int32(len(r.log.passes) + 1)
 	}
+	r.count[sr.code]--
+	r.count[code]++
 	sr.code, sr.block, sr.owner = code, d.block, d.owner
 }
 
@@ -227,6 +233,13 @@ func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
 	switch ev.Kind {
 	case scheduler.EvAdmit:
 		e.kind, e.a, e.b, e.c, e.d, e.flag = evAdmit, int32(ev.Reused), int32(ev.G1), int32(ev.Host), int32(ev.Req.Host.Cursor), ev.Readmission
+		if ev.Handoff {
+			e.reason = 1
+		}
+	case scheduler.EvAdmissionWait:
+		e.kind, e.a, e.b = evAdmissionWait, int32(ev.Needed), int32(ev.Available)
+		c := &r.count
+		e.c, e.d = r.rr.ints(int32(ev.Headroom), c[codeActive]+c[codePrivate], c[codeReserved], c[codeHeld])
 	case scheduler.EvPreempt:
 		e.kind, e.t1 = evPreempt, ev.FenceBefore
 		e.setT2(ev.FenceAfter)
@@ -234,6 +247,8 @@ func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
 		e.kind = evFinish
 	case scheduler.EvReject:
 		e.kind, e.reason = evReject, reasonCode(ev.Reason)
+	case scheduler.EvCancel: // a client cancellation ends the request like a rejection
+		e.kind, e.reason = evReject, reasonCode(scheduler.CancelClient)
 	}
 	r.log.events.add(e)
 }
@@ -244,6 +259,15 @@ func ids32(keys []identity.ID) []int32 {
 		out[i] = int32(k)
 	}
 	return out
+}
+
+// ints stores numbers in the record's arena and returns their place.
+func (rr *Recorder) ints(xs ...int32) (off, n int32) {
+	off = int32(rr.rec.arena.len())
+	for _, x := range xs {
+		rr.rec.arena.add(x)
+	}
+	return off, int32(len(xs))
 }
 
 // blocks stores a block list in the record's arena and returns its place.
@@ -280,6 +304,9 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 	switch ev.Kind {
 	case connector.EvLookup:
 		e.kind, e.a, e.b = evLookup, int32(ev.G1Hits), int32(ev.Result)
+		if ev.Loaded {
+			e.b = 3 // "loaded"
+		}
 		e.c, e.d = r.rr.blocks(ev.Keys)
 	case connector.EvStorePrepared:
 		e.kind, e.a, e.flag = evStorePrepared, r.transfer(ev.Transfer), ev.Transfer.AtFinish
@@ -304,6 +331,14 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 		e.kind, e.reason, e.t1 = evFence, reasonCode(ev.Reason), ev.Until
 	case connector.EvHoldRelease:
 		e.kind, e.a, e.req = evHoldRelease, r.transfer(ev.Transfer), -1
+	case connector.EvStartLoad:
+		e.kind, e.b, e.reason = evStartLoad, int32(ev.Start), reasonCode(ev.Reason)
+		if ev.Transfer != nil {
+			e.a = r.transfer(ev.Transfer)
+		}
+		e.c, e.d = r.rr.blocks(ev.Keys)
+	case connector.EvStoreRetry:
+		e.kind, e.a, e.b, e.c, e.d = evStoreRetry, int32(ev.Before), int32(ev.After), int32(ev.Missing), int32(ev.Room)
 	}
 	r.log.events.add(e)
 }

@@ -99,6 +99,24 @@ type Event struct {
 	FenceFrom  *vtime.Time `json:"fence_before_ms,omitempty"`
 	FenceTo    *vtime.Time `json:"fence_after_ms,omitempty"`
 	Reason     string      `json:"reason,omitempty"`
+	Handoff    *bool       `json:"handoff,omitempty"`
+	// admission_wait: blocks needed and available, and what holds G1's
+	// blocks in use: headroom promised to loads and chunked prefills (a
+	// G2-hit candidate must leave it), blocks in use by requests
+	// (referenced or private), reserved or pinned for loads, held for
+	// copies.
+	Needed    *int `json:"needed,omitempty"`
+	Available *int `json:"available,omitempty"`
+	Headroom  *int `json:"headroom,omitempty"`
+	InUse     *int `json:"in_use,omitempty"`
+	Reserved  *int `json:"reserved,omitempty"`
+	Held      *int `json:"held,omitempty"`
+	// store_retry: the block range [from, to) the store asked for, how
+	// many of them G2 lacks, and G2's room (free and evictable entries).
+	From    *int `json:"from,omitempty"`
+	To      *int `json:"to,omitempty"`
+	Missing *int `json:"missing,omitempty"`
+	Room    *int `json:"room,omitempty"`
 }
 
 // PassInfo describes one pass of one rank. Pass counts from 1 per rank.

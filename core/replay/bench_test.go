@@ -286,3 +286,26 @@ func BenchmarkConnectorRow(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplayTiming is the §E benchmark with modelled pass times
+// (issue 20: within 1.2× of fixed timing), paired with the fixed-timing
+// run: "x-fixed" is the figure. The step models use the catalog's
+// Llama-3.1-8B on an H100.
+func BenchmarkReplayTiming(b *testing.B) {
+	base := benchCase{cfg: benchConfig(b, nil)}
+	const t = "engine.workers.aggregated.timing="
+	for _, c := range []struct{ name, timing string }{
+		{"polynomial", "{type: polynomial}"}, {"roofline", "{type: roofline}"}, {"trained_physics", "{type: trained_physics}"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			other := benchCase{cfg: benchConfig(b, []string{"engine.model=llama-3.1-8b", "engine.hardware=h100", t + c.timing})}
+			pairBench(b, base, other, "fixed")
+		})
+	}
+}
+
+// BenchmarkReplayPolynomial is BenchmarkReplay with polynomial timing, for
+// profiles (BenchmarkReplayTiming has the paired figure).
+func BenchmarkReplayPolynomial(b *testing.B) {
+	benchRun(b, []string{"engine.model=llama-3.1-8b", "engine.hardware=h100", "engine.workers.aggregated.timing={type: polynomial}"})
+}

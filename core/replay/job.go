@@ -215,3 +215,48 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 	}
 	return out, nil
 }
+
+// A Cost is what Estimate says of a job.
+type Cost struct {
+	// Units is a deterministic cost in abstract units that grow with the
+	// work the engine does: the block-table slots and block identities
+	// the workload needs, the requests, and the G1 and G2 tables it sizes.
+	Units int64
+	// Trace is the trace path the job reads ("" for a synthetic source).
+	Trace string
+}
+
+// Estimate says what running job will cost. It builds the workload as Run
+// would (share job.Workloads with the runs that follow) and runs nothing.
+// A job that Run would refuse gets its error (an *Error), with Trace set
+// when the config could be parsed. Sharded sweeps balance their shards by
+// Units (docs/sweep.md, "Sharding", compares it with measured CPU time).
+func Estimate(job Job) (c Cost, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = internalError(v)
+		}
+	}()
+	cfg, at, perr := Parse(&job)
+	if perr != nil {
+		return c, AsError(perr)
+	}
+	if src := cfg.Traffic.Source; src.Type == config.SourceTrace && len(src.Paths) > 0 {
+		c.Trace = src.Paths[0]
+	}
+	_, _, size, e := check(&job, cfg, at, true)
+	if e != nil {
+		return c, placed(at, e)
+	}
+	c.Units = size.cost()
+	return c, nil
+}
+
+// cost is Estimate's figure for a Size: slots and identities one unit
+// each, a request 64 (its scheduling, routing and record), a G1 or G2
+// block an eighth (its table entry is touched when the tier fills). Each
+// term is rounded down to an integer before the sum so that the figure is
+// the same on every platform.
+func (s *Size) cost() int64 {
+	return int64(s.KVSlots) + int64(s.Identities) + 64*s.Requests + int64(s.G1Total/8) + int64(s.G2Total/8) + 1
+}

@@ -47,7 +47,8 @@ func Workload(cfg *config.Config, open Opener) (*trace.Workload, error) {
 			return nil, traceError(cfg, err.Error())
 		}
 		defer f.Close()
-		return trace.Read(f, trace.Options{Name: path.Base(p), Format: src.Format, BlockSize: src.BlockSize})
+		return trace.Read(f, trace.Options{Name: path.Base(p), Format: src.Format, BlockSize: src.BlockSize,
+			NestedTimestampBasis: src.NestedTimestampBasis})
 	}
 	return nil, AsError(cfg.Refuse("traffic.source.type", fmt.Sprintf("unknown source %q", src.Type)))
 }

@@ -26,13 +26,23 @@ type Admission struct {
 	Readmission bool
 }
 
-// Routing is one entry of a request's routing_history.
+// Routing is one entry of a request's routing_history. Its fields are
+// 32-bit so that the routing fields fit the 56 bytes the entry had before
+// them: the memory estimate of core/replay counts one per request.
 type Routing struct {
 	Pool     string
 	Outcome  string
-	Worker   int
-	Schedule int // scheduler id: worker × DP ranks + rank
-	DPRank   int
+	Worker   int32
+	Schedule int32 // scheduler id: worker × DP ranks + rank
+	DPRank   int32
+	// Overlap is the chosen rank's leading G1-cached blocks of the prompt
+	// and HostOverlap the G2-resident blocks after them (HasHost: the rank
+	// has G2). They are written only when Policy is not round robin.
+	Overlap, HostOverlap int32
+	// Policy indexes config.RoutingPolicies; 0, round robin, keeps the
+	// entry's original fields.
+	Policy  uint8
+	HasHost bool
 }
 
 // A Request is one request's record. Times are virtual ms; vtime.Unset
@@ -80,17 +90,60 @@ type Request struct {
 	Readmissions                                            int
 	Status                                                  string // "" while in flight
 
-	// gaps is the closed runs of inter-token gaps as (value, count), one
-	// per distinct value; most requests have one or two. EachGap reads
-	// them with the open run.
-	gaps []Gap
+	// gaps is the closed runs of inter-token gaps as (value id, count),
+	// merged by value when the value is among the first mergeScan runs (a
+	// fixed pass time makes one or two values; modelled pass times make a
+	// new value nearly every pass, where a search of the whole list would
+	// be quadratic). EachGap reads them with the open run; values is the
+	// table of the ids (shared by a run's records).
+	gaps   []Gap
+	values *GapValues
 }
 
-// A Gap is a run of identical inter-token gaps.
+// mergeScan is how many closed runs a new run is compared with.
+const mergeScan = 4
+
+// A Gap is a run of identical inter-token gaps: the id of its value in the
+// record's GapValues and how many gaps it holds.
 type Gap struct {
-	Ms    vtime.Time
-	Count int
+	ID    uint32
+	Count uint32
 }
+
+// GapValues interns the inter-token gap values of a run, so that a record
+// keeps a gap value as a small id and the summary counts gaps by id in an
+// array instead of hashing every run (docs/performance.md: modelled pass
+// times make millions of runs of some 100,000 values).
+type GapValues struct {
+	vals  []vtime.Time
+	index map[float64]uint32
+	last  uint32 // the id interned last: consecutive lookups repeat it
+}
+
+// NewGapValues returns an empty table.
+func NewGapValues() *GapValues { return &GapValues{index: map[float64]uint32{}} }
+
+// id returns the id of ms, adding it when new. Values are equal when they
+// are the same float64 (Time.Same), as the summary's histogram keys them.
+func (v *GapValues) id(ms vtime.Time) uint32 {
+	if len(v.vals) > 0 && v.vals[v.last].Same(ms) {
+		return v.last
+	}
+	id, ok := v.index[float64(ms)]
+	if !ok {
+		id = uint32(len(v.vals))
+		v.vals = append(v.vals, ms)
+		v.index[float64(ms)] = id
+	}
+	v.last = id
+	return id
+}
+
+// Len is the number of distinct values.
+func (v *GapValues) Len() int { return len(v.vals) }
+
+// Value returns the value of id.
+func (v *GapValues) Value(id uint32) vtime.Time { return v.vals[id] }
 
 // NewRequest returns a record with every time unset.
 func NewRequest() Request {
@@ -129,31 +182,62 @@ func (r *Request) closeGapRun() {
 	if r.gapRun == 0 {
 		return
 	}
-	for i := range r.gaps {
-		if r.gaps[i].Ms.Same(r.gapMs) {
-			r.gaps[i].Count += r.gapRun
+	if r.values == nil {
+		r.values = NewGapValues()
+	}
+	id := r.values.id(r.gapMs)
+	for i := range r.gaps[:min(len(r.gaps), mergeScan)] {
+		if r.gaps[i].ID == id {
+			r.gaps[i].Count += uint32(r.gapRun)
 			r.gapRun = 0
 			return
 		}
 	}
-	r.gaps = append(r.gaps, Gap{Ms: r.gapMs, Count: r.gapRun})
+	r.gaps = append(r.gaps, Gap{ID: id, Count: uint32(r.gapRun)})
 	r.gapRun = 0
 }
 
-// SetGapBuffer gives the record the (empty) slice its distinct gap values
-// are appended to, so that a run's records can share one allocation.
-func (r *Request) SetGapBuffer(buf []Gap) { r.gaps = buf[:0] }
+// SetGapBuffer gives the record the (empty) slice its gap runs are
+// appended to, so that a run's records can share one allocation, and the
+// table of gap values the run's records share.
+func (r *Request) SetGapBuffer(buf []Gap, values *GapValues) { r.gaps, r.values = buf[:0], values }
 
 // EachGap calls fn for each distinct inter-token gap and how many times it
 // occurred; a value's count may come in more than one call.
 func (r *Request) EachGap(fn func(ms vtime.Time, count int)) {
 	for _, g := range r.gaps {
-		fn(g.Ms, g.Count)
+		fn(r.values.Value(g.ID), int(g.Count))
 	}
 	if r.gapRun > 0 {
 		fn(r.gapMs, r.gapRun)
 	}
 }
 
+// eachGapID is EachGap by value id in the record's table (the open run is
+// interned).
+func (r *Request) eachGapID(fn func(id uint32, count int)) {
+	for _, g := range r.gaps {
+		fn(g.ID, int(g.Count))
+	}
+	if r.gapRun > 0 {
+		fn(r.values.id(r.gapMs), r.gapRun)
+	}
+}
+
 // Completed reports whether the request completed (and was admitted).
 func (r *Request) Completed() bool { return r.Status == StatusCompleted }
+
+// Shift makes every time of the record relative to origin (agentic
+// warmup's barrier); unset times stay unset.
+func (r *Request) Shift(origin vtime.Time) {
+	for _, t := range []*vtime.Time{&r.ArrivalMs, &r.DispatchedMs, &r.FirstAdmitMs, &r.TerminalMs, &r.FirstTokenMs,
+		&r.SecondTokenMs, &r.LastTokenMs, &r.PrefillAdmitMs, &r.SourceHeldMs, &r.DestinationReservedMs,
+		&r.DestinationActivatedMs, &r.DecodeAdmitMs, &r.SourceReleasedMs} {
+		if t.IsSet() {
+			*t -= origin
+		}
+	}
+	for i := range r.Admissions {
+		r.Admissions[i].AtMs -= origin
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -252,5 +253,38 @@ func TestToken_GapRuns(t *testing.T) {
 				t.Errorf("%d closed runs kept (%v); want %d", len(r.gaps), r.gaps, c.distinct)
 			}
 		})
+	}
+}
+
+// TestRoutingEntrySize: the routing fields fit the 56 bytes a
+// routing_history entry had before them, so core/replay's memory estimate
+// (one entry per request) and its limit messages are unchanged.
+func TestRoutingEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(Routing{}); n != 56 {
+		t.Errorf("report.Routing is %d bytes; want 56", n)
+	}
+}
+
+// TestRoutingFields: a round-robin routing_history entry keeps its five
+// fields; another policy's adds policy and overlap_blocks, and
+// host_overlap_blocks on a rank with G2. The per-worker summary appears
+// only when the run gives it entries.
+func TestRoutingFields(t *testing.T) {
+	r := NewRequest()
+	r.RequestID, r.Status, r.TerminalMs = "x", StatusCompleted, 1
+	r.Routing = []Routing{{Pool: "agg", Outcome: "routed", Worker: 1, Schedule: 1},
+		{Pool: "decode", Outcome: "routed", Worker: 0, Schedule: 2, Policy: 3, Overlap: 4, HostOverlap: 2, HasHost: true}}
+	got := string(RequestsJSONL([]Request{r}))
+	want := `"routing_history": [{"pool": "agg", "outcome": "routed", "logical_worker_id": 1, "scheduler_id": 1, "dp_rank": 0}, ` +
+		`{"pool": "decode", "outcome": "routed", "logical_worker_id": 0, "scheduler_id": 2, "dp_rank": 0, "policy": "kv_router", "overlap_blocks": 4, "host_overlap_blocks": 2}]`
+	if !strings.Contains(got, want) {
+		t.Errorf("got %s\nwant it to contain %s", got, want)
+	}
+	if s := string(SummaryJSON(Summary{})); strings.Contains(s, "workers") {
+		t.Errorf("summary without per-worker entries has %s", s)
+	}
+	s := string(SummaryJSON(Summary{Workers: []WorkerLoad{{Pool: "agg", Worker: 1, Requests: 2, Completed: 2, InputTokens: 8, Reused: 2}}}))
+	if want := `"workers": [{"pool": "agg", "worker": 1, "routed_requests": 2, "completed_requests": 2, "input_tokens": 8, "reused_input_tokens": 2, "prefix_cache_reused_ratio": 0.25}]`; !strings.Contains(s, want) {
+		t.Errorf("got %s\nwant it to contain %s", s, want)
 	}
 }

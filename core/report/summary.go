@@ -33,9 +33,26 @@ type Run struct {
 	G2      *G2      // nil without host offload
 	Domains []Domain // shared pools only
 	G3      *G3      // nil without G3
-	// KVCR is set when a role enables kvcr; round-robin placement never
-	// produces a peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
+	// KVCR is set when a role enables kvcr; no routing policy produces a
+	// peer hint, so its pull counter stays 0 (docs/model/kvcr.md).
 	KVCR bool
+	// Workers has one zeroed entry per worker of each pool when a pool
+	// routes by a policy other than round robin and the run has more than
+	// one worker; Summarize fills them from the records.
+	Workers []WorkerLoad
+}
+
+// WorkerLoad is one worker's share of the run: the requests its pool
+// routed to it and, for the aggregated or prefill pool, the input and
+// reused tokens of those that completed (docs/model/report.md ("Per-worker
+// load")).
+type WorkerLoad struct {
+	Pool                string // "agg", "prefill" or "decode"
+	Worker              int
+	Requests, Completed int
+	InputTokens, Reused int64
+	HasHost             bool
+	FirstG1, FirstHost  int64
 }
 
 // Dist is one latency distribution.
@@ -69,6 +86,7 @@ type Summary struct {
 	Domains                                          []Domain
 	KVCR                                             bool
 	G3                                               *G3
+	Workers                                          []WorkerLoad
 }
 
 // G3 is the storage tier's activity (docs/model/g3.md ("Report")).
@@ -107,7 +125,6 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 	// samples of a profiled pair of §E runs).
 	ttft, e2e := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
 	ttst, tpot := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
-	itl := map[float64]int{}
 	var reused, firstReused int64
 	for i := range recs {
 		r := &recs[i]
@@ -135,7 +152,6 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 			ttst = append(ttst, float64(r.SecondTokenMs-r.FirstTokenMs))
 			tpot = append(tpot, float64(r.LastTokenMs-r.FirstTokenMs)/float64(r.Tokens-1))
 		}
-		r.EachGap(func(ms vtime.Time, n int) { itl[float64(ms)] += n })
 	}
 	if s.DurationMs > 0 {
 		sec := s.DurationMs / 1000
@@ -149,10 +165,52 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 		s.FirstAdmissionPrefixCacheReusedRatio = float64(firstReused) / float64(s.TotalInputTokens)
 	}
 	s.TTFT, s.TTST, s.TPOT, s.E2E = dist(ttft), dist(ttst), dist(tpot), dist(e2e)
-	s.ITL = histDist(itl)
+	s.ITL = itlDist(recs)
 	s.MaxITL = s.ITL.Max
 	s.GPUHours = float64(run.GPUs) * s.DurationMs / 3.6e6
+	s.Workers = perWorker(recs, run.Workers)
 	return s
+}
+
+// perWorker fills a copy of ws, the zeroed entries of Run.Workers, from
+// each request's routing entries.
+func perWorker(recs []Request, ws []WorkerLoad) []WorkerLoad {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := slices.Clone(ws)
+	find := func(pool string, w int) *WorkerLoad {
+		for i := range out {
+			if out[i].Pool == pool && out[i].Worker == w {
+				return &out[i]
+			}
+		}
+		return nil
+	}
+	for i := range recs {
+		r := &recs[i]
+		for j, h := range r.Routing {
+			wl := find(h.Pool, int(h.Worker))
+			if wl == nil {
+				continue
+			}
+			wl.Requests++
+			if !r.Completed() {
+				continue
+			}
+			wl.Completed++
+			if j == 0 { // the aggregated or prefill pool: the request's reuse
+				wl.InputTokens += int64(r.InputLength)
+				wl.Reused += int64(r.Reused)
+				if r.HasHost {
+					wl.HasHost = true
+					wl.FirstG1 += int64(r.FirstG1)
+					wl.FirstHost += int64(r.FirstHost)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // rank is the rounded-rank percentile index: floor((n−1)·p/100 + 0.5).
@@ -180,6 +238,59 @@ func dist(v []float64) Dist {
 		P95: at(95), P99: at(99), Std: math.Sqrt(ss / float64(n))}
 }
 
+// itlDist is the distribution of the inter-token gaps of the completed
+// records. Records that share one table of gap values (a run's) are counted
+// by value id in an array; others (records made one by one) by value.
+func itlDist(recs []Request) Dist {
+	var shared *GapValues
+	for i := range recs {
+		r := &recs[i]
+		if !r.Completed() || (r.gapRun == 0 && len(r.gaps) == 0) {
+			continue
+		}
+		if r.values == nil || (shared != nil && r.values != shared) {
+			return histDist(gapHistogram(recs))
+		}
+		shared = r.values
+	}
+	if shared == nil {
+		return Dist{}
+	}
+	counts := make([]int, 0, shared.Len())
+	for i := range recs {
+		if r := &recs[i]; r.Completed() {
+			r.eachGapID(func(id uint32, n int) {
+				for int(id) >= len(counts) {
+					counts = append(counts, 0)
+				}
+				counts[id] += n
+			})
+		}
+	}
+	h := make(map[float64]int, len(counts))
+	keys := make([]float64, 0, len(counts))
+	for id, n := range counts {
+		if n > 0 {
+			k := float64(shared.Value(uint32(id)))
+			keys = append(keys, k)
+			h[k] = n
+		}
+	}
+	return sortedHistDist(keys, h)
+}
+
+// gapHistogram is the inter-token gaps of the completed records as value →
+// count.
+func gapHistogram(recs []Request) map[float64]int {
+	itl := map[float64]int{}
+	for i := range recs {
+		if r := &recs[i]; r.Completed() {
+			r.EachGap(func(ms vtime.Time, n int) { itl[float64(ms)] += n })
+		}
+	}
+	return itl
+}
+
 // histDist is dist over samples given as value → count (inter-token gaps
 // take few distinct values, so this stays exact and small).
 func histDist(h map[float64]int) Dist {
@@ -189,6 +300,14 @@ func histDist(h map[float64]int) Dist {
 	keys := make([]float64, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
+	}
+	return sortedHistDist(keys, h)
+}
+
+// sortedHistDist is histDist with the keys of h given (in any order).
+func sortedHistDist(keys []float64, h map[float64]int) Dist {
+	if len(keys) == 0 {
+		return Dist{}
 	}
 	// Sum in sorted order: map order would make the last bits vary by run.
 	sort.Float64s(keys)

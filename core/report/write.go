@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kvsim/kvsim/core/config"
 )
 
 // SummaryJSON encodes the summary as one JSON object (no trailing newline).
@@ -73,7 +75,7 @@ func SummaryJSON(s Summary) []byte {
 		o.raw("g3_offload", g3o.end())
 	}
 	if s.KVCR {
-		// kvcr is accepted but never pulls under round-robin placement.
+		// kvcr is accepted but never pulls: no routing policy gives a peer hint.
 		o.int("kvcr_pulls", 0)
 		o.int("kvcr_pulled_blocks", 0)
 	}
@@ -88,7 +90,36 @@ func SummaryJSON(s Summary) []byte {
 		}
 		o.raw("g2_domains", append(b, ']'))
 	}
+	if len(s.Workers) > 0 {
+		o.raw("workers", workersJSON(s.Workers))
+	}
 	return o.end()
+}
+
+// workersJSON encodes the per-worker load and reuse (routing policies
+// other than round robin, more than one worker).
+func workersJSON(ws []WorkerLoad) []byte {
+	b := []byte{'['}
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		wo := newObj(b).str("pool", w.Pool).int("worker", int64(w.Worker)).int("routed_requests", int64(w.Requests)).
+			int("completed_requests", int64(w.Completed))
+		if w.Pool != "decode" {
+			ratio := 0.0
+			if w.InputTokens > 0 {
+				ratio = float64(w.Reused) / float64(w.InputTokens)
+			}
+			wo.int("input_tokens", w.InputTokens).int("reused_input_tokens", w.Reused).num("prefix_cache_reused_ratio", ratio)
+			if w.HasHost {
+				wo.int("first_admission_g1_reused_input_tokens", w.FirstG1).
+					int("first_admission_host_reused_input_tokens", w.FirstHost)
+			}
+		}
+		b = wo.end()
+	}
+	return append(b, ']')
 }
 
 // PredictionJSON encodes prediction.json.
@@ -178,8 +209,15 @@ func appendRequest(b []byte, r *Request) []byte {
 		if i > 0 {
 			rh = append(rh, ", "...)
 		}
-		rh = newObj(rh).str("pool", h.Pool).str("outcome", h.Outcome).int("logical_worker_id", int64(h.Worker)).
-			int("scheduler_id", int64(h.Schedule)).int("dp_rank", int64(h.DPRank)).end()
+		ro := newObj(rh).str("pool", h.Pool).str("outcome", h.Outcome).int("logical_worker_id", int64(h.Worker)).
+			int("scheduler_id", int64(h.Schedule)).int("dp_rank", int64(h.DPRank))
+		if h.Policy != 0 {
+			ro.str("policy", config.RoutingPolicies[h.Policy]).int("overlap_blocks", int64(h.Overlap))
+			if h.HasHost {
+				ro.int("host_overlap_blocks", int64(h.HostOverlap))
+			}
+		}
+		rh = ro.end()
 	}
 	o.raw("routing_history", append(rh, ']'))
 	ah := []byte{'['}

@@ -17,6 +17,7 @@ const (
 	Sleeping                // a connector waiter (deferred lookup or load)
 	Finished                // completed
 	Rejected                // refused at admission
+	Canceled                // aborted by the client (agentic profile)
 )
 
 // A Request is one turn.

@@ -85,6 +85,10 @@ func (k *Rank) time(now vtime.Time) {
 		start = k.Host.ComputeStart(now)
 	}
 	res.ComputeStart = start
+	if k.Cfg.Timing != nil {
+		k.timeModelled(start)
+		return
+	}
 	prefill, decode := false, false
 	for _, s := range res.Scheduled {
 		r := s.Req
@@ -103,6 +107,31 @@ func (k *Rank) time(now vtime.Time) {
 		end += k.Cfg.DecodeMs
 	}
 	res.End = end
+}
+
+// timeModelled is time with a modelled pass time
+// (docs/model/timing.md ("The pass's work")): the same prefill work and
+// decode steps, described to the model with each request's tokens; the
+// requests that will emit a token form the polynomial's decode batch.
+func (k *Rank) timeModelled(start vtime.Time) {
+	res := &k.res
+	b := &k.batch
+	b.Reset()
+	for _, s := range res.Scheduled {
+		r := s.Req
+		emits := r.Computed == r.Len() && !k.generationComplete(r)
+		if s.Tokens >= 1 && (s.Before < r.PromptLen || s.Tokens > 1) {
+			res.PrefillTokens += int64(s.Tokens)
+			b.Prefill(s.Before, s.Tokens, r.PromptLen)
+		} else if emits {
+			b.DecodeStep(s.Before)
+		}
+		if emits {
+			b.Emit(r.Len())
+		}
+	}
+	d := k.Cfg.Timing.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
+	res.End = start + d.Prefill + d.Decode
 }
 
 // emitTokens lets every running request whose known tokens all have KV
@@ -282,10 +311,21 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	*budget -= n
 	r.PassMark, r.PassSlot = k.mark, int32(len(k.res.Scheduled))
 	pushScheduled(&k.res.Scheduled, Scheduled{Req: r, Before: before, Tokens: n, Admitted: fromWaiting})
-	if k.Host != nil && k.Host.StoreDue(r, before, target) {
-		pushScheduled(&k.storeDue, Scheduled{Req: r, Before: before})
+	if !fromWaiting {
+		k.noteStoreDue(r, before)
 	}
 	return scheduled
+}
+
+// noteStoreDue lists r for this pass's store hook when it has something to
+// store. An admission asks only after the admission hook has moved the
+// store cursor (docs/model/g2.md ("Store hook")): a readmitted request's
+// cursor still stands where its preemption left it until then, and asking
+// earlier skipped the stores its readmission pass owes.
+func (k *Rank) noteStoreDue(r *request.Request, before int) {
+	if k.Host != nil && k.Host.StoreDue(r, before, r.Computed) {
+		pushScheduled(&k.storeDue, Scheduled{Req: r, Before: before})
+	}
 }
 
 // preemptLast preempts the last running request (vLLM's LIFO recompute
@@ -338,7 +378,7 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			continue
 		}
 		if k.Cfg.ContextLength > 0 && r.PromptLen >= k.Cfg.ContextLength {
-			k.reject(r, fromConn, now, "prompt reaches the context length")
+			k.reject(r, fromConn, now, RejectContext)
 			continue
 		}
 		if !k.Cfg.ChunkedPrefill && r.PromptLen > k.Cfg.MaxBatchedTokens {
@@ -347,7 +387,7 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			// queue for good. vLLM refuses such a deployment at start-up
 			// (max_num_batched_tokens must cover max_model_len), so the
 			// nearest runnable vLLM rejects the prompt, as we do.
-			k.reject(r, fromConn, now, "prompt exceeds max_batched_tokens with chunked prefill off")
+			k.reject(r, fromConn, now, RejectBudget)
 			continue
 		}
 		known := r.Len() / bs
@@ -377,9 +417,9 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			// A fresh request that cannot fit is rejected (vLLM). Decision:
 			// so is a preempted one that has outgrown G1 while running: it
 			// could never be admitted again and would block the queue.
-			reason := "prompt exceeds the G1 capacity"
+			reason := RejectG1
 			if r.Status != request.Waiting {
-				reason = "preempted request outgrew the G1 capacity"
+				reason = RejectOutgrewG1
 			}
 			k.reject(r, fromConn, now, reason)
 			continue
@@ -397,11 +437,13 @@ func (k *Rank) admitWaiting(now vtime.Time, budget *int, preempted *bool) {
 			}
 		}
 		needed := knownBlocks - max(active, reserved)
-		available := k.Pool.Capacity() - k.Pool.NumInUse()
+		headroom := 0
 		if g2Hit {
-			available -= k.headroom()
+			headroom = k.headroom()
 		}
+		available := k.Pool.Capacity() - k.Pool.NumInUse() - headroom
 		if needed > available {
+			k.emit(Event{Kind: EvAdmissionWait, Req: r, At: now, Needed: needed, Available: available, Headroom: headroom})
 			return
 		}
 		if g2Hit {
@@ -439,9 +481,10 @@ func (k *Rank) admitMaterialized(r *request.Request, budget *int, preempted *boo
 	if k.Host != nil {
 		a.HasHost = true
 		a.G1, a.Host, _ = k.Host.Admitted(r, 0)
+		k.noteStoreDue(r, k.res.Scheduled[len(k.res.Scheduled)-1].Before)
 	}
 	k.res.Admissions = append(k.res.Admissions, a)
-	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission})
+	k.emit(Event{Kind: EvAdmit, Req: r, At: now, Reused: r.Computed, G1: a.G1, Host: a.Host, Readmission: readmission, Handoff: true})
 	return scheduled
 }
 
@@ -499,6 +542,7 @@ func (k *Rank) admit(r *request.Request, fromConn bool, capped int, frozen bool,
 	if k.Host != nil {
 		a.HasHost = true
 		a.G1, a.Host, a.First = k.Host.Admitted(r, cached)
+		k.noteStoreDue(r, cached)
 	} else {
 		a.First = !readmission
 	}

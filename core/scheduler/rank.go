@@ -17,6 +17,7 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	ContextLength    int // 0 = no limit
 	PrefillMs        vtime.Time
 	DecodeMs         vtime.Time
+	// Timing is a modelled pass time (docs/model/timing.md); nil for
+	// fixed timing, which uses PrefillMs and DecodeMs.
+	Timing *timing.Model
 	// FIFOWaiters drops nextCandidate's completed-load-first order (tests).
 	FIFOWaiters bool
 }
@@ -74,6 +78,8 @@ type Rank struct {
 	// storeDue lists, in scheduling order, this pass's requests with
 	// something for the store hook (connector.Adapter.StoreDue).
 	storeDue []Scheduled // Req and Before only
+	// batch is the pass's work as a modelled timing sees it.
+	batch timing.Batch
 }
 
 // Observer receives scheduler happenings for the per-pass record.
@@ -89,6 +95,21 @@ const (
 	EvPreempt
 	EvFinish
 	EvReject
+	EvCancel
+	// EvAdmissionWait: the waiting loop's candidate failed the admission
+	// test and the loop stopped (docs/model/pass.md ("Admission test")).
+	EvAdmissionWait
+)
+
+// Why a request is rejected at admission (docs/model/pass.md ("Rejections at
+// admission")), as the record says it.
+const (
+	RejectContext   = "prompt reaches the context length"
+	RejectBudget    = "prompt exceeds max_batched_tokens with chunked prefill off"
+	RejectG1        = "prompt exceeds the G1 capacity"
+	RejectOutgrewG1 = "preempted request outgrew the G1 capacity"
+	// CancelClient is why a client cancellation (EvCancel) ends a request.
+	CancelClient = "canceled"
 )
 
 // Event is one scheduler happening.
@@ -99,9 +120,16 @@ type Event struct {
 	Reused      int
 	G1, Host    int
 	Readmission bool
+	// Handoff marks the admission of a materialized P/D handoff: its
+	// reused tokens came from the prefill worker.
+	Handoff     bool
 	FenceBefore vtime.Time
 	FenceAfter  vtime.Time
 	Reason      string
+	// An admission wait's blocks: needed by the candidate, available to
+	// it, and the headroom promised to others that a G2-hit candidate
+	// must leave alone (already taken out of Available).
+	Needed, Available, Headroom int
 }
 
 // New returns an idle rank.

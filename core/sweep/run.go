@@ -24,6 +24,9 @@ type Options struct {
 	Check bool
 	// Limits bound each point's run (replay.Job.Limits).
 	Limits replay.Limits
+	// Workloads, when set, is shared by the points (a sharded sweep
+	// estimated their costs with it); nil: each Run makes its own.
+	Workloads *replay.Workloads
 }
 
 // Evaluate runs point i and returns its report summary (the object
@@ -81,15 +84,50 @@ func (p *Plan) pointError(i int, err error) error {
 // the error does not depend on the number of workers either) and starts
 // no further points.
 func (p *Plan) Run(traces replay.Traces, opts Options) (*Result, error) {
+	all := make([]int, p.n)
+	for i := range all {
+		all[i] = i
+	}
+	out := p.each(all, traces, opts, true)
+	summaries := make([][]byte, p.n)
+	flats := make([]flat, p.n)
+	for i, o := range out {
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		summaries[i], flats[i] = o.Summary, o.flat
+	}
+	return collect(p, summaries, flats), nil
+}
+
+// An Outcome is one evaluated point: its summary, or why it failed.
+type Outcome struct {
+	Point   int
+	Summary []byte
+	Err     error
+	flat    flat
+}
+
+// RunPoints evaluates the listed points (a shard of the grid) with
+// opts.Parallel workers and returns one Outcome per point, in the order
+// given. Unlike Run, a failing point does not stop the others.
+func (p *Plan) RunPoints(points []int, traces replay.Traces, opts Options) []Outcome {
+	return p.each(points, traces, opts, false)
+}
+
+// each evaluates points in order with opts.Parallel workers; with stop,
+// a failure starts no further points.
+func (p *Plan) each(points []int, traces replay.Traces, opts Options, stop bool) []Outcome {
 	workers := opts.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = min(workers, p.n)
-	wls := replay.NewWorkloads()
-	summaries := make([][]byte, p.n)
-	flats := make([]flat, p.n)
-	errs := make([]error, p.n)
+	workers = min(workers, len(points))
+	wls := opts.Workloads
+	if wls == nil {
+		wls = replay.NewWorkloads()
+	}
+	out := make([]Outcome, len(points))
 	var (
 		mu     sync.Mutex
 		next   int
@@ -103,14 +141,15 @@ func (p *Plan) Run(traces replay.Traces, opts Options) (*Result, error) {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				if failed || next == p.n {
+				if failed && stop || next == len(points) {
 					mu.Unlock()
 					return
 				}
-				i := next
+				k := next
 				next++
 				mu.Unlock()
 
+				i := points[k]
 				s, err := p.evaluate(i, traces, opts, wls)
 				var fl flat
 				if err == nil {
@@ -118,25 +157,20 @@ func (p *Plan) Run(traces replay.Traces, opts Options) (*Result, error) {
 				}
 
 				mu.Lock()
-				summaries[i], flats[i], errs[i] = s, fl, err
+				out[k] = Outcome{Point: i, Summary: s, Err: err, flat: fl}
 				if err != nil {
 					failed = true
 				}
 				done++
 				if opts.Progress != nil {
-					opts.Progress(done, p.n)
+					opts.Progress(done, len(points))
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return collect(p, summaries, flats), nil
+	return out
 }
 
 // A Result is a finished sweep: one summary per point, in point order.

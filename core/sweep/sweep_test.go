@@ -454,3 +454,21 @@ func TestFlatten(t *testing.T) {
 
 // builtin serves the built-in example traces.
 var builtin = replay.Traces{Builtin: true}
+
+// TestRunPoints is a shard's path: the listed points in the order given,
+// each with its summary or its error; a failing point does not stop the
+// others, and the summaries are Run's.
+func TestRunPoints(t *testing.T) {
+	p := mustPlan(t, example(t, DefaultConfig, nil, "num_host_blocks=128,2048", "connector=offloading_v0_24,simple_cpu_v0_32"))
+	want := mustRun(t, p, Options{})
+	out := p.RunPoints([]int{3, 0, 2}, builtin, Options{Parallel: 2, Limits: replay.Limits{MaxG2Blocks: 1000}})
+	if len(out) != 3 || out[0].Point != 3 || out[1].Point != 0 || out[2].Point != 2 {
+		t.Fatalf("outcomes %+v", out)
+	}
+	if out[0].Err == nil || !strings.Contains(out[0].Err.Error(), "point 3 (num_host_blocks=2048, connector=simple_cpu_v0_32)") {
+		t.Errorf("point 3 over the G2 limit: %v", out[0].Err)
+	}
+	if out[1].Err != nil || !bytes.Equal(out[1].Summary, want.Summaries[0]) {
+		t.Errorf("point 0 after a failure: %v", out[1].Err)
+	}
+}

@@ -168,7 +168,9 @@ func TestReadOptionErrors(t *testing.T) {
 	}{
 		{Options{Name: "t.jsonl", BlockSize: 0}, "t.jsonl: block_size: trace block size must be positive, got 0"},
 		{Options{Name: "t.jsonl", BlockSize: -3}, "t.jsonl: block_size: trace block size must be positive, got -3"},
-		{Options{Name: "t.jsonl", Format: "weka", BlockSize: 4}, `t.jsonl: format: unsupported trace format "weka" (want "mooncake", "mooncake-delta" or "agentic_mooncake")`},
+		{Options{Name: "t.jsonl", Format: "dynamo", BlockSize: 4}, `t.jsonl: format: unsupported trace format "dynamo" (want "mooncake", "mooncake-delta", "agentic_mooncake" or "weka")`},
+		{Options{Name: "t.jsonl", Format: "weka", BlockSize: 4}, "t.jsonl: trace contains no weka session objects"},
+		{Options{Name: "t.jsonl", Format: "weka", BlockSize: -1}, "t.jsonl: block_size: trace block size must be positive, got -1"},
 		{Options{Name: "t.jsonl", Format: "agentic_mooncake", BlockSize: 4}, "t.jsonl: trace contains no rows"},
 		{Options{BlockSize: 4}, "<trace>: trace contains no rows"},
 	}

@@ -21,6 +21,9 @@ const (
 	// rows plus request_id, wait_for and tool_wait_ms, grouped into plays
 	// (rules at the top of agentic.go and in docs/traces.md).
 	FormatAgenticMooncake = "agentic_mooncake"
+	// FormatWeka is the AgentX corpus: nested session objects lowered to
+	// plays (weka.go).
+	FormatWeka = "weka"
 )
 
 // Options says how to read a trace.
@@ -34,8 +37,13 @@ type Options struct {
 	// Workload.Agentic (see agentic.go).
 	Format string
 	// BlockSize is the trace block size (traffic.source.block_size): the
-	// number of tokens one hash id stands for. It must be positive.
+	// number of tokens one hash id stands for. It must be positive, except
+	// for weka, whose corpus embeds it: there 0 takes the embedded size and
+	// a positive value must equal it.
 	BlockSize int
+	// NestedTimestampBasis is weka's traffic.source.nested_timestamp_basis:
+	// auto (also when empty), absolute or relative.
+	NestedTimestampBasis string
 }
 
 // Read parses a mooncake or mooncake-delta JSONL trace
@@ -80,12 +88,12 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 		name = "<trace>"
 	}
 	switch opt.Format {
-	case "", FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake:
+	case "", FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake, FormatWeka:
 	default:
-		return nil, &Error{File: name, Path: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q, %q or %q)",
-			opt.Format, FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake)}
+		return nil, &Error{File: name, Path: "format", Msg: fmt.Sprintf("unsupported trace format %q (want %q, %q, %q or %q)",
+			opt.Format, FormatMooncake, FormatMooncakeDelta, FormatAgenticMooncake, FormatWeka)}
 	}
-	if opt.BlockSize <= 0 {
+	if opt.BlockSize <= 0 && !(opt.Format == FormatWeka && opt.BlockSize == 0) {
 		return nil, &Error{File: name, Path: "block_size", Msg: fmt.Sprintf("trace block size must be positive, got %d", opt.BlockSize)}
 	}
 	if r == nil {
@@ -94,6 +102,9 @@ func Read(r io.Reader, opt Options) (*Workload, error) {
 	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading trace: %w", name, err)
+	}
+	if opt.Format == FormatWeka {
+		return readWeka(name, data, opt)
 	}
 	b := newBuilder(name, opt, bytes.Count(data, []byte{'\n'})+1)
 	sc := &scanner{name: name, agentic: b.ag != nil}

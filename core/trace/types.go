@@ -25,6 +25,11 @@ type Workload struct {
 	// carried a timestamp (informational; arrivals are already normalised).
 	HasTimestamps bool
 	Rows          int // number of turns in all sessions
+	// BlockSize is the block size a weka corpus embeds (0 for other formats).
+	BlockSize int
+	// NestedTimestampBasis is the weka basis used for subagent requests
+	// (absolute, relative or not_applicable; "" for other formats).
+	NestedTimestampBasis string
 }
 
 // GeneratedTokenBase is the first token id the engine may use for
@@ -41,6 +46,18 @@ type Session struct {
 	// For a play it is the earliest ArrivalMs of its roots.
 	ArrivalMs vtime.Time
 	Turns     []Turn
+	// Edges, when not nil (weka), gives each turn's Deps their own trigger
+	// and delay (Edges[t][j] for Turns[t].Deps[j]); DelayMs and ToolWaitMs
+	// are then 0. When nil, every dependency triggers on completion and the
+	// wait is DelayMs + ToolWaitMs after the last of them. (Kept out of Turn,
+	// whose size the memory estimate counts per request.)
+	Edges [][]Edge
+	// APIMs, when not nil (weka), is each turn's recorded service time
+	// (api_time): its recorded interval is [ArrivalMs, ArrivalMs+APIMs].
+	APIMs []vtime.Time
+	// Conv, when not nil (weka), is each turn's conversation (its stream)
+	// within the play; nil means the play is one conversation.
+	Conv []int32
 }
 
 // A Turn is one request's worth of input.
@@ -65,8 +82,17 @@ type Turn struct {
 	// ToolWaitMs is extra agentic wait (tool execution) added to DelayMs.
 	ToolWaitMs vtime.Time
 	// ArrivalMs is an agentic root's arrival, normalised like sessions'
-	// (the earliest root of the file is at 0); 0 for every other turn.
+	// (the earliest root of the file is at 0). For any other agentic turn
+	// it is a not-before gate from the play's start (weka: its recorded
+	// start; agentic_mooncake: 0); 0 for non-agentic turns.
 	ArrivalMs vtime.Time
 	// Line is the 1-based line of the trace row (0 for generated turns).
 	Line int
+}
+
+// An Edge says when one dependency releases its dependent: DelayMs after
+// the dependency completes or, with OnDispatch, after it is dispatched.
+type Edge struct {
+	DelayMs    vtime.Time
+	OnDispatch bool
 }

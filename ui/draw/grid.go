@@ -290,43 +290,60 @@ func thick(img *image.RGBA, r image.Rectangle, c color.RGBA) {
 	}
 }
 
+// State colours: a cell's fill says its state with the legend's colours
+// (public/style.css's .sw swatches); its session is a second channel, a
+// strip of the session's hue along its left edge, and an answer (decode)
+// block carries a dark corner mark.
+var (
+	ColActive   = color.RGBA{0xe6, 0x9f, 0x00, 0xff} // cached, in use (and private, hatched)
+	ColIdle     = color.RGBA{0xf4, 0xd1, 0x8a, 0xff} // cached idle, G2 resident, held, pinned
+	ColReserved = White                              // reserved for a load: white, outlined
+)
+
 // drawCell paints one cell by its state (the colour rules of docs/ui.md
 // ("Using it"); hatching, outlines and bars carry the state too).
 func drawCell(img *image.RGBA, r image.Rectangle, c proto.Cell, queueLen int) {
-	hue := Hue(c.Session)
-	pale := paleHue(c.Session)
 	switch c.State {
 	case '.':
 		Fill(img, r, ColFree)
 	case 'p': // private to a running request
-		Fill(img, r, hue)
-		Hatch(img, r, pale)
+		Fill(img, r, ColActive)
+		Hatch(img, r, ColIdle)
 	case 'A': // cached, in use
-		Fill(img, r, hue)
+		Fill(img, r, ColActive)
 	case 'i', 'R': // cached idle / G2 resident: pale, with the eviction bar
-		Fill(img, r, pale)
+		Fill(img, r, ColIdle)
 		if queueLen > 0 && c.Order >= 0 {
 			bw := r.Dx() * (queueLen - int(c.Order)) / queueLen
 			bh := max(1, r.Dy()/4)
 			Fill(img, image.Rect(r.Min.X, r.Max.Y-bh, r.Min.X+max(1, bw), r.Max.Y), ColBar)
 		}
 	case 'h': // held for a copy
-		Fill(img, r, pale)
+		Fill(img, r, ColIdle)
 		Hatch(img, r, ColBar)
 	case 'r': // reserved for a load
-		Fill(img, r, White)
-		Outline(img, r, hue)
+		Fill(img, r, ColReserved)
+		Outline(img, r, ColActive)
 		if r.Dx() > 6 {
-			Outline(img, r.Inset(1), hue)
+			Outline(img, r.Inset(1), ColActive)
 		}
 	case 'P': // G2 pending store
 		Fill(img, r, ColPending)
 		Hatch(img, r, ColBar)
 	case 'N': // G2 pinned by a load
-		Fill(img, r, pale)
+		Fill(img, r, ColIdle)
 		Outline(img, r, ColBar)
 	default:
 		Fill(img, r, Muted)
+	}
+	if c.State != '.' && r.Dx() >= 6 {
+		if c.Session >= 0 {
+			w := max(1, r.Dx()/5)
+			Fill(img, image.Rect(r.Min.X, r.Min.Y, r.Min.X+w, r.Max.Y), Hue(c.Session))
+		}
+		if c.Answer {
+			corner(img, r, ColBar)
+		}
 	}
 	switch c.Flash {
 	case proto.FlashEvicted:
@@ -337,6 +354,15 @@ func drawCell(img *image.RGBA, r image.Rectangle, c proto.Cell, queueLen int) {
 		dot(img, r, White)
 	case proto.FlashStored:
 		Outline(img, r, ColRestore)
+	}
+}
+
+// corner marks an answer (decode) block: a triangle in the top-right
+// corner, a third of the cell wide.
+func corner(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	n := max(2, r.Dx()/3)
+	for k := 0; k < n; k++ {
+		Fill(img, image.Rect(r.Max.X-n+k, r.Min.Y+k, r.Max.X, r.Min.Y+k+1), c)
 	}
 }
 

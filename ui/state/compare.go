@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,10 +14,12 @@ import (
 const (
 	AxisConnector = "connector"
 	AxisG2        = "g2"
+	AxisRouting   = "routing"
 )
 
 // Compare runs the same config and trace two or three times, varying one
-// thing: the connector profile or the G2 size ("none" for no tier).
+// thing: the connector profile, the G2 size ("none" for no tier) or the
+// routing policy.
 type Compare struct {
 	Axis   string
 	Values []string
@@ -56,6 +59,10 @@ func (c Compare) Check() error {
 			if !ok {
 				return fmt.Errorf("unknown connector %q", v)
 			}
+		case AxisRouting:
+			if !slices.Contains(RoutingPolicies, v) {
+				return fmt.Errorf("unknown routing policy %q", v)
+			}
 		case AxisG2:
 			if v != "none" {
 				if n, err := strconv.Atoi(v); err != nil || n <= 0 {
@@ -63,7 +70,7 @@ func (c Compare) Check() error {
 				}
 			}
 		default:
-			return fmt.Errorf("unknown compare axis %q (want connector or g2)", c.Axis)
+			return fmt.Errorf("unknown compare axis %q (want connector, g2 or routing)", c.Axis)
 		}
 		if seen[v] {
 			return fmt.Errorf("%q is listed twice", v)
@@ -77,6 +84,9 @@ func (c Compare) Check() error {
 func (c Compare) Label(v string) string {
 	if c.Axis == AxisConnector {
 		return ConnectorLabel(v)
+	}
+	if c.Axis == AxisRouting {
+		return RoutingLabel(v)
 	}
 	if v == "none" {
 		return "no G2"
@@ -122,6 +132,10 @@ func (c Compare) Variants(cfg *config.Config) []proto.Variant {
 	roles := RolePaths(cfg)
 	out := make([]proto.Variant, 0, len(c.Values))
 	for _, v := range c.Values {
+		if c.Axis == AxisRouting {
+			out = append(out, proto.Variant{Label: c.Label(v), Sets: []string{"engine.routing=" + v}})
+			continue
+		}
 		var sets []string
 		for _, r := range roles {
 			switch {
@@ -136,6 +150,12 @@ func (c Compare) Variants(cfg *config.Config) []proto.Variant {
 		out = append(out, proto.Variant{Label: c.rowLabel(cfg, v), Sets: sets})
 	}
 	return out
+}
+
+// DefaultRoutingCompare is the routing axis's starting set: round robin
+// against the KV router.
+func DefaultRoutingCompare() Compare {
+	return Compare{Axis: AxisRouting, Values: []string{config.RoutingRoundRobin, config.RoutingKVRouter}}
 }
 
 // DefaultCompare is what the Compare toggle starts with.

@@ -126,6 +126,25 @@ func TestExampleTextsMatchTheirRuns(t *testing.T) {
 			return Thousands(saved / bs)
 		}},
 	}
+	for _, policy := range []string{"round_robin", "kv_router"} {
+		run := func(t *testing.T) *replay.Output { return exampleRun(t, "R4", "engine.routing="+policy) }
+		verb := map[string]string{"round_robin": "it reuses %s of the input", "kv_router": "it reuses %s, recomputes"}[policy]
+		tests = append(tests, []struct {
+			example string
+			phrase  string
+			figure  func(t *testing.T) string
+		}{
+			{"R4", verb, func(t *testing.T) string {
+				return strconv.FormatFloat(run(t).Summary.PrefixCacheReusedRatio, 'f', 4, 64)
+			}},
+			{"R4", "recomputes %s tokens" + map[string]string{"round_robin": ".", "kv_router": ", and"}[policy], func(t *testing.T) string {
+				return Thousands(run(t).Summary.CommittedPrefillTokens)
+			}},
+			{"R4", map[string]string{"round_robin": "TTFT falls from %s ms", "kv_router": "ms to %s ms"}[policy], func(t *testing.T) string {
+				return strconv.FormatFloat(run(t).Summary.TTFT.Mean, 'f', 2, 64)
+			}},
+		}...)
+	}
 	for _, tt := range tests {
 		t.Run(tt.example+"/"+tt.phrase, func(t *testing.T) {
 			want := strings.Replace(tt.phrase, "%s", tt.figure(t), 1)

@@ -14,6 +14,7 @@ package state
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,8 @@ const (
 	// through Edit.
 	FGen
 	FUpBlock
+	// FRouting is every pool's routing policy (engine.routing).
+	FRouting
 	// NumFields counts the fields (NoField included), for arrays indexed
 	// by Field.
 	NumFields
@@ -62,7 +65,7 @@ const (
 var fieldNames = [NumFields]string{NoField: "", FConnector: "connector", FG1: "g1", FG2: "g2", FG2None: "g2none",
 	FBlockSize: "block_size", FReplicas: "replicas", FAttnDP: "attn_dp", FPD: "pd", FDecodeReplicas: "decode_replicas",
 	FKVBandwidth: "kv_bw", FMaxSeqs: "max_seqs", FBudget: "budget", FPrefillMs: "prefill_ms", FDecodeMs: "decode_ms",
-	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock"}
+	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock", FRouting: "routing"}
 
 // Name is the field's name in element ids ("" for NoField and values out
 // of range).
@@ -113,11 +116,31 @@ func ConnectorLabel(c string) string {
 	return c
 }
 
+// RoutingPolicies lists the routing policies in display order.
+var RoutingPolicies = config.RoutingPolicies
+
+// RoutingLabel is a routing policy's short label.
+func RoutingLabel(p string) string {
+	switch p {
+	case config.RoutingRoundRobin:
+		return "round robin"
+	case config.RoutingLeastLoaded:
+		return "least loaded"
+	case config.RoutingSessionAffinity:
+		return "session affinity"
+	case config.RoutingKVRouter:
+		return "KV router"
+	}
+	return p
+}
+
 // Form is what the controls show: the first role's settings of a parsed
 // config (for a disaggregated config, the prefill role).
 type Form struct {
 	Mode      string
 	Connector string
+	// Routing is the first role's pool's routing policy.
+	Routing   string
 	G1        int
 	HasG2     bool
 	G2        int
@@ -160,6 +183,7 @@ func FormOf(cfg *config.Config) Form {
 	roles := cfg.Roles()
 	if len(roles) > 0 {
 		r := roles[0]
+		f.Routing = cfg.Engine.Routing.Policy(r.Name)
 		f.G1 = r.KVCache.CapacityBlocks
 		f.BlockSize = r.KVCache.BlockSize
 		f.Replicas = r.Parallelism.Replicas
@@ -266,6 +290,8 @@ func FieldOfPath(path string) Field {
 		}
 	case path == "traffic.load.concurrency":
 		return FConcurrency
+	case strings.HasPrefix(path, "engine.routing"):
+		return FRouting
 	case strings.HasPrefix(path, "traffic"):
 		return FTrace
 	}
@@ -343,6 +369,14 @@ func Edit(text string, cfg *config.Config, last Form, field Field, input string)
 			}
 		}
 		return text, nil
+	case FRouting:
+		if !slices.Contains(RoutingPolicies, input) {
+			return "", fmt.Errorf("unknown routing policy %q", input)
+		}
+		if input == config.RoutingRoundRobin {
+			return set(text, "engine.routing", "null") // the default
+		}
+		return set(text, "engine.routing", input)
 	case FPD:
 		bw := last.KVBandwidth
 		if bw <= 0 {

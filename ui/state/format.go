@@ -58,13 +58,29 @@ var Columns = []Column{
 // worker of each request.
 var PDColumn = Column{"pd", "prefill → decode"}
 
-// TableColumns are the columns of a run's table (pd: the run has P/D
-// roles).
-func TableColumns(pd bool) []Column {
-	if !pd {
-		return Columns
+// WorkerColumn is the extra column of an aggregated run on more than one
+// worker: the worker each request was routed to.
+var WorkerColumn = Column{"worker", "worker"}
+
+// WorkerCell is a row's "worker" cell in an aggregated run ("W2"; "–"
+// when it was never placed).
+func WorkerCell(r proto.Row) string {
+	if r.Prefill < 0 {
+		return "–"
 	}
-	return append(slices.Clip(Columns), PDColumn)
+	return "W" + strconv.Itoa(r.Prefill)
+}
+
+// TableColumns are the columns of a run's table (pd: the run has P/D
+// roles; workers: an aggregated run's workers when more than one, else 0).
+func TableColumns(pd bool, workers int) []Column {
+	switch {
+	case pd:
+		return append(slices.Clip(Columns), PDColumn)
+	case workers > 1:
+		return append(slices.Clip(Columns), WorkerColumn)
+	}
+	return Columns
 }
 
 // PDCell is a row's "prefill → decode" cell: the workers' indices in their
@@ -93,7 +109,7 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 			return cmp.Compare(a.Host, b.Host)
 		case "recomputed":
 			return cmp.Compare(a.Recomputed, b.Recomputed)
-		case "pd":
+		case "pd", "worker":
 			return cmp.Or(cmp.Compare(a.Prefill, b.Prefill), cmp.Compare(a.Decode, b.Decode))
 		}
 		return 0 // "id": request order
@@ -118,4 +134,63 @@ func SweepWorkers(v string) (int, error) {
 		return 0, fmt.Errorf("Web Workers: %q is not a whole number from 1 to %d", v, MaxSweepWorkers)
 	}
 	return n, nil
+}
+
+// A PlacementRow is one session of the "where each session went" table:
+// the worker of each turn ("W2"; "–" for a turn never placed).
+type PlacementRow struct {
+	Session string
+	Workers []string
+}
+
+// SessionPlacement is where each session's turns went in an aggregated
+// run on several workers: the first maxSessions sessions (in request
+// order), their first maxTurns turns; more tells whether any was left
+// out; turns is the widest row's turn count.
+func SessionPlacement(rows []proto.Row, maxSessions, maxTurns int) (out []PlacementRow, turns int, more bool) {
+	at := map[string]int{}
+	for _, r := range rows {
+		i, ok := at[r.Session]
+		if !ok {
+			if len(out) == maxSessions {
+				more = true
+				continue
+			}
+			i = len(out)
+			at[r.Session] = i
+			out = append(out, PlacementRow{Session: r.Session})
+		}
+		if r.Turn >= maxTurns {
+			more = true
+			continue
+		}
+		p := &out[i]
+		for len(p.Workers) <= r.Turn {
+			p.Workers = append(p.Workers, "–")
+		}
+		p.Workers[r.Turn] = WorkerCell(r)
+		turns = max(turns, len(p.Workers))
+	}
+	return out, turns, more
+}
+
+// TurnHeaders are the placement table's turn columns: "t0", "t1", ….
+func TurnHeaders(n int) []string {
+	h := make([]string, n)
+	for i := range h {
+		h[i] = "t" + strconv.Itoa(i)
+	}
+	return h
+}
+
+// workerTints are light Okabe–Ito tints, one per worker (cycled).
+var workerTints = []string{"#fbe3b8", "#cfe6f6", "#c9ece0", "#f9f3bf", "#c6dcf0", "#f8d5c2", "#efd6e6"}
+
+// WorkerStyle is a placement cell's background: one tint per worker.
+func WorkerStyle(cell string) string {
+	n, err := strconv.Atoi(strings.TrimPrefix(cell, "W"))
+	if err != nil || !strings.HasPrefix(cell, "W") {
+		return ""
+	}
+	return "background:" + workerTints[n%len(workerTints)]
 }

@@ -292,3 +292,84 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutingControls: the routing picker writes engine.routing (round
+// robin removes the key, the default), an unknown policy is refused, the
+// form reads the policy back, a routing error belongs to the picker, and
+// the routing compare axis sets engine.routing per run.
+func TestRoutingControls(t *testing.T) {
+	text := ExampleByID("A192").YAML()
+	cfg := mustParse(t, text)
+	if f := FormOf(cfg); f.Routing != "round_robin" {
+		t.Errorf("default form routing %q", f.Routing)
+	}
+	next, err := Edit(text, cfg, FormOf(cfg), FRouting, "kv_router")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := FormOf(mustParse(t, next)); f.Routing != "kv_router" {
+		t.Errorf("after the edit: %q\n%s", f.Routing, next)
+	}
+	back, err := Edit(next, mustParse(t, next), FormOf(cfg), FRouting, "round_robin")
+	if err != nil || strings.Contains(back, "routing") {
+		t.Errorf("round robin leaves %v:\n%s", err, back)
+	}
+	if _, err := Edit(text, cfg, FormOf(cfg), FRouting, "random"); err == nil {
+		t.Error("unknown policy accepted")
+	}
+	if FieldOfPath("engine.routing.temperature") != FRouting {
+		t.Error("engine.routing errors do not go to the picker")
+	}
+	c, err := ParseCompare("routing:round_robin,least_loaded,kv_router")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := c.Variants(cfg)
+	if len(vs) != 3 || vs[2].Label != "KV router" || vs[1].Sets[0] != "engine.routing=least_loaded" {
+		t.Errorf("%+v", vs)
+	}
+	if _, err := ParseCompare("routing:round_robin,random"); err == nil {
+		t.Error("unknown policy compared")
+	}
+	if err := DefaultRoutingCompare().Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWorkerColumn: an aggregated run on several workers gets a "worker"
+// column (W<i>); a P/D run keeps its own; one worker, none.
+func TestWorkerColumn(t *testing.T) {
+	if n := len(TableColumns(false, 1)); n != len(Columns) {
+		t.Errorf("one worker: %d columns", n)
+	}
+	if c := TableColumns(false, 4); c[len(c)-1] != WorkerColumn {
+		t.Errorf("four workers: %v", c)
+	}
+	if c := TableColumns(true, 0); c[len(c)-1] != PDColumn {
+		t.Errorf("P/D: %v", c)
+	}
+	if WorkerCell(proto.Row{Prefill: 2, Decode: -1}) != "W2" || WorkerCell(proto.Row{Prefill: -1}) != "–" {
+		t.Error("WorkerCell")
+	}
+}
+
+// TestSessionPlacement: one row per session in request order, one cell
+// per turn; sessions and turns beyond the limits are left out and said so.
+func TestSessionPlacement(t *testing.T) {
+	rows := []proto.Row{
+		{Session: "a", Turn: 0, Prefill: 0, Decode: -1}, {Session: "b", Turn: 0, Prefill: 1, Decode: -1},
+		{Session: "a", Turn: 1, Prefill: 2, Decode: -1}, {Session: "c", Turn: 0, Prefill: 1, Decode: -1},
+		{Session: "a", Turn: 3, Prefill: 0, Decode: -1},
+	}
+	got, turns, more := SessionPlacement(rows, 2, 3)
+	want := []PlacementRow{{"a", []string{"W0", "W2"}}, {"b", []string{"W1"}}}
+	if !reflect.DeepEqual(got, want) || turns != 2 || !more {
+		t.Errorf("got %v %d %v; want %v 2 true", got, turns, more, want)
+	}
+	if _, _, more := SessionPlacement(rows[:3], 5, 5); more {
+		t.Error("nothing left out, yet more")
+	}
+	if WorkerStyle("W1") == "" || WorkerStyle("–") != "" || len(TurnHeaders(3)) != 3 {
+		t.Error("WorkerStyle / TurnHeaders")
+	}
+}

@@ -32,8 +32,9 @@ const (
 // SlotBytes is the size of one encoded cell.
 const SlotBytes = 28
 
-// MaxFrameEvents bounds the events a frame lists.
-const MaxFrameEvents = 40
+// MaxFrameEvents bounds the events a frame lists: every event of a pass is
+// reachable in the page up to this many.
+const MaxFrameEvents = 5000
 
 // PassMeta describes one variant's record (nil-equivalent when the
 // variant kept none).
@@ -41,6 +42,8 @@ type PassMeta struct {
 	Recorded  bool       `json:"recorded"`
 	BlockSize int        `json:"block_size"`
 	Ranks     []RankMeta `json:"ranks"`
+	// Connector is the run's G2 connector profile ("" without G2).
+	Connector string `json:"connector,omitempty"`
 }
 
 // RankMeta is one DP rank of a record.
@@ -83,7 +86,14 @@ type FrameMeta struct {
 	Work           []Work      `json:"work,omitempty"`
 	NumEvents      int         `json:"n_events"`
 	Events         []EventLine `json:"events,omitempty"`
+	// G2Next are the next G2 victims in eviction order (at most
+	// MaxNextVictims), G2Evictable how many entries can be evicted now.
+	G2Next      []string `json:"g2_next,omitempty"`
+	G2Evictable int      `json:"g2_evictable,omitempty"`
 }
+
+// MaxNextVictims bounds FrameMeta.G2Next.
+const MaxNextVictims = 12
 
 // Work is one scheduled request of a pass.
 type Work struct {
@@ -94,14 +104,16 @@ type Work struct {
 
 // EventLine is one event of a pass, described for people.
 type EventLine struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind    string `json:"kind"`
+	Request string `json:"request,omitempty"` // the request it concerns, for the event filter
+	Text    string `json:"text"`
 }
 
 // Cell is one G1 slot or G2 entry of a frame.
 type Cell struct {
 	State   byte   // record.Slot* or record.Entry* character
 	Flash   byte   // Flash*
+	Answer  bool   // the block holds answer (decode) tokens: past its request's prompt
 	Session int32  // hue index, -1 without a block
 	Order   int32  // eviction position (0 = next victim), -1
 	Since   int32  // pass since which the slot holds this (G1), -1
@@ -134,7 +146,7 @@ func DecodeFrame(b []byte, f *Frame) error {
 		dst = dst[:n]
 		for i := range dst {
 			c := &dst[i]
-			c.State, c.Flash = p[0], p[1]
+			c.State, c.Flash, c.Answer = p[0], p[1], p[2]&1 != 0
 			c.Session = int32(binary.LittleEndian.Uint32(p[4:]))
 			c.Order = int32(binary.LittleEndian.Uint32(p[8:]))
 			c.Since = int32(binary.LittleEndian.Uint32(p[12:]))
@@ -242,4 +254,49 @@ func DecodeTimeline(b []byte) (*Timeline, error) {
 		p = p[tper:]
 	}
 	return t, nil
+}
+
+// A Divergence compares one run with the first run on one rank, as kvsim
+// diff does (record.Diff): where they first hold different blocks, which
+// blocks each evicted that the other kept, and the restores each made that
+// the other lost.
+type Divergence struct {
+	Run  int `json:"run"`
+	Rank int `json:"rank"`
+	// Refused says why the two runs cannot be compared ("" when they can).
+	Refused string `json:"refused,omitempty"`
+	// Pass is the first pass whose cached G1 blocks or G2 entries differ
+	// (0: none); HeldOnlyFirst and HeldOnlyThis are the blocks only one
+	// run holds at its end.
+	Pass          int         `json:"pass"`
+	HeldOnlyFirst []TierBlock `json:"held_only_first,omitempty"`
+	HeldOnlyThis  []TierBlock `json:"held_only_this,omitempty"`
+	// Passes are the passes where one run evicted blocks the other kept,
+	// in order (at most MaxDivergentPasses).
+	Passes     []DivergentPass `json:"passes,omitempty"`
+	MorePasses int             `json:"more_passes,omitempty"`
+	// RestoresOnlyFirst and RestoresOnlyThis count the blocks one run
+	// restored from G2 and the other did not; BlockSize turns them into
+	// tokens.
+	RestoresOnlyFirst int `json:"restores_only_first"`
+	RestoresOnlyThis  int `json:"restores_only_this"`
+	BlockSize         int `json:"block_size"`
+}
+
+// MaxDivergentPasses bounds Divergence.Passes.
+const MaxDivergentPasses = 2000
+
+// A DivergentPass is one pass where the runs evicted different blocks:
+// First are the blocks the first run evicted and this run kept, This the
+// reverse.
+type DivergentPass struct {
+	Pass  int         `json:"pass"`
+	First []TierBlock `json:"first,omitempty"`
+	This  []TierBlock `json:"this,omitempty"`
+}
+
+// A TierBlock is a block in G1 ("g1") or G2 ("g2").
+type TierBlock struct {
+	Tier  string `json:"tier"`
+	Block string `json:"block"`
 }

@@ -58,8 +58,13 @@ type View struct {
 	DurationMs  float64 `json:"duration_ms"`
 	Passes      int64   `json:"passes"`
 	HasHost     bool    `json:"has_host"`
+	// Connector is the run's G2 connector profile ("" without G2).
+	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.
 	PD bool `json:"pd,omitempty"`
+	// Workers is the aggregated run's worker count when it has more than
+	// one (0 otherwise): the request table then names each request's.
+	Workers int `json:"workers,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// Rows travel separately, in the binary form of EncodeRows: decoding

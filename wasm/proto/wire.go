@@ -143,6 +143,7 @@ type Reply struct {
 	ID    int    `json:"id"`
 	Error *Error `json:"error,omitempty"`
 
+	Ready      *ReadyReply `json:"ready,omitempty"`
 	Progress   *Progress   `json:"progress,omitempty"`
 	Result     *RunResult  `json:"result,omitempty"`
 	Checked    *TraceInfo  `json:"checked,omitempty"`
@@ -152,6 +153,23 @@ type Reply struct {
 	SweepPlan  *SweepPlan  `json:"sweep_plan,omitempty"`
 	SweepPoint *PointReply `json:"sweep_point,omitempty"`
 	SweepFiles *SweepFiles `json:"sweep_files,omitempty"`
+}
+
+// A ReadyReply is what the page learns when the worker starts: each
+// connector profile's policy, from the rules table.
+type ReadyReply struct {
+	Policies []Policy `json:"policies"`
+}
+
+// Policy is a connector profile's G2 policy for people
+// (core/replay.Policies): what it evicts first, when it touches entries,
+// what it stores, and the three in one line.
+type Policy struct {
+	Connector string `json:"connector"`
+	Evicts    string `json:"evicts"`
+	Touches   string `json:"touches"`
+	Stores    string `json:"stores"`
+	Line      string `json:"line"`
 }
 
 // An Error is an error as the page shows it: Msg is exactly the CLI's
@@ -214,6 +232,9 @@ type IndexReply struct {
 	Total     int        `json:"total"`
 	Ms        float64    `json:"ms,omitempty"`
 	Timelines [][]BinRef `json:"timelines,omitempty"`
+	// Divergences compare every later run with the first, rank by rank
+	// (the last reply only).
+	Divergences []Divergence `json:"divergences,omitempty"`
 }
 
 // A FrameReply is one frame per variant of a seek (nil: none asked).

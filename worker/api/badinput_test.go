@@ -64,7 +64,7 @@ var badInputs = []badInput{
 	{name: "attention DP zero", input: "Attention DP = 0", page: "next to the Attention DP field", sets: []string{agg + "parallelism.attention_data=0"}},
 	{name: "too many ranks", input: "Replicas = 2,000", page: "the run's error", sets: []string{agg + "parallelism.replicas=2000"}},
 	{name: "concurrency zero", input: "Concurrent sessions = 0", page: "next to the Concurrent sessions field", sets: []string{"traffic.load.concurrency=0"}},
-	{name: "unknown key", input: "engine.colour: red (YAML)", page: "under the YAML box", sets: []string{"engine.colour=red"}},
+	{name: "unknown key", input: "kv_cache.capacity.colour: red (YAML)", page: "under the YAML box", sets: []string{agg + "kv_cache.capacity.colour=red"}},
 	{name: "unknown mode", input: "engine.mode: hybrid", page: "under the YAML box", sets: []string{"engine.mode=hybrid"}},
 	{name: "kv_transfer without P/D", input: "engine.kv_transfer in aggregated mode", page: "under the YAML box",
 		sets: []string{"engine.kv_transfer={bandwidth_gb_per_second: 10}"}},
@@ -101,12 +101,12 @@ var badInputs = []badInput{
 		api: &rawRequest{"/api/replay", "application/json", "{"}},
 	{name: "API: wrong content type", input: "POST /api/replay as text/plain", page: "—",
 		api: &rawRequest{"/api/replay", "text/plain", "x"}},
-	{name: "API: unknown example", input: `POST /api/replay {"example": "nope.yaml"}`, page: "—",
-		api: &rawRequest{"/api/replay", "application/json", `{"example": "nope.yaml"}`}},
+	{name: "API: empty body", input: "POST /api/replay with an empty JSON body", page: "—",
+		api: &rawRequest{"/api/replay", "application/json", ""}},
 	{name: "API: unknown field", input: `POST /api/replay {"confg": "…"}`, page: "—",
 		api: &rawRequest{"/api/replay", "application/json", `{"confg": "x"}`}},
-	{name: "API: sweep vary unknown path", input: `POST /api/sweep with vary {"engine.colour": ["red"]}`, page: "the sweep's error",
-		api: &rawRequest{"/api/sweep", "application/json", `{"example": "connectors.yaml", "vary": {"engine.colour": ["red"]}}`}},
+	{name: "API: sweep vary unknown path", input: `POST /api/sweep with vary {"kv_cache.capacity.colour": ["red"]}`, page: "the sweep's error",
+		api: &rawRequest{"/api/sweep", "application/json", `{"example": "connectors.yaml", "vary": {"engine.workers.aggregated.kv_cache.capacity.colour": ["red"]}}`}},
 }
 
 // outcome is what one front end answered.

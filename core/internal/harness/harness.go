@@ -33,6 +33,7 @@ type World struct {
 	Scope            string     // "" = dp_rank_local
 	Replicas, DP     int        // default 1, 1
 	PoolD2H, PoolH2D float64    // shared pool bandwidths (cluster_shared)
+	Routing          string     // engine.routing as YAML ("" = absent: round robin)
 }
 
 func (w World) YAML() string {
@@ -59,6 +60,10 @@ func (w World) YAML() string {
 		ho = fmt.Sprintf("\n        host_offload: {num_host_blocks: %d, connector: %s, scope: %s, d2h_bandwidth_gbps: %v, h2d_bandwidth_gbps: %v, latency_to_first_byte_ms: %v, shared_d2h_bandwidth_gbps: %v, shared_h2d_bandwidth_gbps: %v}",
 			w.G2, conn, scope, w.D2H, w.H2D, w.Latency, w.PoolD2H, w.PoolH2D)
 	}
+	routing := ""
+	if w.Routing != "" {
+		routing = "\n  routing: " + w.Routing
+	}
 	return fmt.Sprintf(`traffic:
   source: {type: trace, format: mooncake, paths: [t.jsonl], block_size: 4}
   load: {type: trace_timestamps}
@@ -66,7 +71,7 @@ engine:
   mode: aggregated
   model: tiny
   hardware: h200_sxm
-  backend: vllm
+  backend: vllm%s
   workers:
     aggregated:
       parallelism: {replicas: %d, tensor: 1, attention_data: %d}
@@ -77,7 +82,7 @@ engine:
         bytes_per_token: 250000
         capacity: {type: fixed, blocks: %d}%s
       timing: {type: fixed, prefill_ms: %v, decode_ms: %v}
-`, def(w.Replicas, 1), def(w.DP, 1), def(w.Budget, 64), def(w.MaxSeq, 4), w.G1, ho, pre, dec)
+`, routing, def(w.Replicas, 1), def(w.DP, 1), def(w.Budget, 64), def(w.MaxSeq, 4), w.G1, ho, pre, dec)
 }
 
 // Row is one mooncake row: a one-turn session arriving at At whose prompt
@@ -177,6 +182,10 @@ func (r *recorder) ConnectorEvent(ev connector.Event) {
 		x.What = "complete"
 	case connector.EvFence:
 		x.What, x.At = "fence", ev.Until
+	case connector.EvStartLoad:
+		x.What, x.Kind = "start_load", ev.Start.String()
+	case connector.EvStoreRetry:
+		x.What = "store_retry"
 	default:
 		return
 	}
@@ -202,6 +211,10 @@ func (r *recorder) SchedulerEvent(ev scheduler.Event) {
 		x.What = "finish"
 	case scheduler.EvReject:
 		x.What = "reject"
+	case scheduler.EvCancel:
+		x.What = "cancel"
+	case scheduler.EvAdmissionWait:
+		x.What = "admission_wait"
 	}
 	r.o.Ev = append(r.o.Ev, x)
 }

@@ -1,0 +1,134 @@
+package timing
+
+import "math"
+
+// Roofline is BLIS's analytical step time (docs/model/timing.md
+// ("Roofline")): every request's FLOPs at the GPU's peak times the phase's
+// utilisation, against the weights (loaded once per step) plus every
+// request's KV and activation bytes at peak bandwidth; the step takes the
+// larger of the two. The arithmetic is BLIS's, operation for operation (so
+// the step times are its to the microsecond); what depends on the
+// architecture alone is computed once, in the order BLIS computes it.
+
+// rooflineConsts are the per-architecture factors of BLIS's per-request
+// FLOPs and bytes.
+type rooflineConsts struct {
+	L, d, dHead          float64
+	qkv                  float64 // d·d + 2·d·dKV
+	attn4h, vec5h        float64 // 4·heads; 5·heads
+	mlp                  float64 // 2 (matrices) · d · intermediate
+	moe, dense           float64 // MoE and dense layers
+	k                    float64 // experts per token
+	denseWeights         float64 // weight bytes of a dense model (MoE: per step)
+	attnWeights          float64 // attention weights of all layers
+	kvPerToken, actPerTk float64 // KV bytes per token; activation bytes per token
+}
+
+func newRooflineConsts(a *Arch) *rooflineConsts {
+	d := float64(a.Hidden)
+	L := float64(a.Layers)
+	h := float64(a.Heads)
+	dHead := d / h
+	kvh := float64(a.kvHeads())
+	dKV := kvh * dHead
+	dFF := float64(a.Intermediate)
+	moe, dense := a.layerSplit()
+	c := &rooflineConsts{L: L, d: d, dHead: dHead, qkv: d*d + 2*d*dKV,
+		attn4h: 4 * h, vec5h: 5 * h, mlp: 2 * d * dFF, moe: float64(moe), dense: float64(dense),
+		k: float64(a.ExpertsPerToken)}
+	c.attnWeights = (d*(d+2*dKV) + (d * d)) * L
+	if dense > 0 {
+		c.denseWeights = (c.attnWeights + (0 + c.mlp*c.dense)) * a.BytesPerParam
+	}
+	c.kvPerToken = 2 * L * kvh * dHead * a.BytesPerParam
+	c.actPerTk = L * d * a.BytesPerParam
+	return c
+}
+
+// flops is one request's FLOPs (BLIS's calculateTransformerFlops):
+// attention GEMMs (projections and scores), vector work, and the MLP (MoE:
+// the routed experts' share).
+func (c *rooflineConsts) flops(seq, newT float64) float64 {
+	gemm := (2*newT*c.qkv + 2*newT*c.d*c.d) * c.L
+	ctx := seq
+	if newT > 1 {
+		ctx = seq + (newT-1)/2.0
+	}
+	attn := c.attn4h * newT * ctx * c.dHead
+	vector := (c.vec5h * newT * ctx) + 2*newT*c.d
+	gemm += attn * c.L
+	sram := vector * c.L
+	if c.moe > 0 {
+		gemm += 2 * newT * c.mlp * c.k * c.moe
+	}
+	if c.dense > 0 {
+		gemm += 2 * newT * c.mlp * c.dense
+	}
+	return gemm + sram
+}
+
+// weights is the weight bytes of a step of newT tokens (BLIS's
+// calculateMemoryAccessBytes): MoE loads the expected distinct experts.
+func (c *rooflineConsts) weights(a *Arch, newT float64) float64 {
+	if c.moe == 0 {
+		return c.denseWeights
+	}
+	n := float64(a.Experts)
+	nEff := n * (1.0 - math.Pow((n-c.k)/n, newT))
+	var dense float64
+	if c.dense > 0 {
+		dense = c.mlp * c.dense
+	}
+	return (c.attnWeights + (c.mlp*nEff*c.moe + dense)) * a.BytesPerParam
+}
+
+// dynamic is one request's bytes beyond the weights: KV written and read,
+// activations (BLIS subtracts the weights from the total, and so do we).
+func (c *rooflineConsts) dynamic(a *Arch, seq, newT float64) float64 {
+	w := c.weights(a, newT)
+	total := w + c.kvPerToken*newT + c.kvPerToken*seq + c.actPerTk*newT
+	return total - w
+}
+
+// rooflineUs is BLIS's rooflineStepTime in microseconds.
+func (s *Step) rooflineUs(work []stepWork, prefill, decode bool) int64 {
+	a, c := &s.Arch, s.rc
+	tp := float64(s.TP)
+	peak := s.GPU.TFlops * 1e12
+	if a.BytesPerParam == 1.0 && s.GPU.TFlopsFP8 > 0 {
+		peak = s.GPU.TFlopsFP8 * 1e12
+	}
+	bw := s.GPU.BwTBs * 1e12
+	pfRate, dcRate := peak*s.GPU.MfuPrefill, peak*s.GPU.MfuDecode
+	var compute, dynamic float64
+	var tokens int64
+	any := false
+	if prefill {
+		for i := range work {
+			if w := &work[i]; w.prefill {
+				p, n := float64(w.progress), float64(w.n)
+				compute += c.flops(p, n) / tp / pfRate
+				dynamic += c.dynamic(a, p, n) / tp
+				tokens += int64(w.n)
+				any = true
+			}
+		}
+	}
+	if decode {
+		for i := range work {
+			if w := &work[i]; !w.prefill {
+				p := float64(w.progress)
+				compute += c.flops(p, 1) / tp / dcRate
+				dynamic += c.dynamic(a, p, 1) / tp
+				tokens++
+				any = true
+			}
+		}
+	}
+	if !any {
+		return 0
+	}
+	weights := c.weights(a, float64(tokens)) / tp
+	mem := (weights + dynamic) / bw
+	return clampUs(math.Max(compute, mem) * 1e6)
+}
