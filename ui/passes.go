@@ -597,10 +597,16 @@ func (pv *passState) NumEvents(v int) int {
 	return pv.Frames[v].meta.NumEvents
 }
 
+// maxStatesAttr bounds the data-states attribute: vugu sends each
+// attribute to the DOM in one instruction of its 16 KB buffer, and one
+// that does not fit ends the page's Go program ("requested instruction
+// does not fit in the buffer": a 1,000,000-slot G1 did).
+const maxStatesAttr = 8192
+
 // states is run v's G1 slot states at the shown pass, one character per
-// slot (tests read it).
+// slot (tests read it); "" for a pool larger than maxStatesAttr.
 func (pv *passState) states(v int) string {
-	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" {
+	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" || len(pv.Frames[v].f.G1) > maxStatesAttr {
 		return ""
 	}
 	b := make([]byte, len(pv.Frames[v].f.G1))
