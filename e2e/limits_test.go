@@ -132,3 +132,31 @@ func TestInvalidFieldBlocksRun(t *testing.T) {
 		t.Error("the YAML does not hold G1 = 256")
 	}
 }
+
+// TestLongInputs: a config of 27 KB (over vugu's 16 KB render
+// instruction) runs, and 20 KB typed into a number field is refused with a
+// clipped message; the page's Go program survives both (it once ended:
+// "requested instruction does not fit in the buffer").
+func TestLongInputs(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	tb.singleMode()
+	base := eval[string](tb, `document.getElementById('yaml').value`)
+	tb.setYAML(base + strings.Repeat("# a long comment line to make the config big\n", 600))
+	tb.clickRun()
+	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
+		t.Errorf("a 27 KB config: recomputed %q", got)
+	}
+	long := strings.Repeat("9x", 10000)
+	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.getElementById('f-g1'); f.value = '` + long + `';
+		f.dispatchEvent(new Event('input', {bubbles: true})); f.dispatchEvent(new Event('change', {bubbles: true})); })()`))
+	tb.wait("the G1 error", `!!document.getElementById('err-g1')`, 5*time.Second)
+	if n := len(tb.text("#err-g1")); n > 5000 {
+		t.Errorf("the G1 message is %d bytes", n)
+	}
+	tb.setYAML(base)
+	tb.clickRun()
+	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
+		t.Errorf("after the long inputs: recomputed %q", got)
+	}
+}

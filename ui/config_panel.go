@@ -105,7 +105,7 @@ func (c *ConfigPanel) Err(f state.Field) string {
 	if f < 0 || f >= state.NumFields {
 		return ""
 	}
-	return c.errs[f]
+	return state.Clip(c.errs[f], maxErrText)
 }
 
 // Invalid tells whether the panel holds anything that does not apply: a
@@ -131,7 +131,14 @@ func (c *ConfigPanel) FirstErr() string {
 }
 
 // show keeps what control f shows until the config parses again.
-func (c *ConfigPanel) show(f state.Field, value string) { c.shown[f] = &value }
+func (c *ConfigPanel) show(f state.Field, value string) {
+	value = state.Clip(value, maxShown)
+	c.shown[f] = &value
+}
+
+// maxShown bounds what a control shows of a refused value (vugu sends it
+// in one instruction of a 16 KB buffer; a longer one would end the page).
+const maxShown = 1000
 
 // Value is what control f shows.
 func (c *ConfigPanel) Value(f state.Field) string {

@@ -260,6 +260,7 @@ func (c *Root) Key(key string, shift bool) bool {
 // image); the image itself is redrawn only when its data or size changed.
 func (c *Root) AfterRender() {
 	defer c.guard()
+	c.host.SetValue("yaml", c.Panel.YAML)
 	c.Runs.draw()
 	if c.View == ViewSweep {
 		c.Sweep.draw()
