@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +69,9 @@ func TestWhyDefaultCompare(t *testing.T) {
 		}
 	}
 	t.Logf("summary: %s", sum)
+	if s2 := tb.text("#pv-summary-2"); !strings.Contains(s2, "SimpleCPU first differs from v0.24 at pass") {
+		t.Errorf("SimpleCPU's summary %q", s2)
+	}
 	why0, why1 := tb.text("#pv-why-0"), tb.text("#pv-why-1")
 	for _, tbk := range p.EvictedByAKeptByB {
 		if !strings.Contains(why0, tbk.Block) && !strings.Contains(why0, "blocks)") {
@@ -75,6 +83,12 @@ func TestWhyDefaultCompare(t *testing.T) {
 	}
 	if !strings.Contains(why0, "next G2 victims") || !strings.Contains(why0, "least recently used") {
 		t.Errorf("v0.24's why panel lacks its victims or policy: %s", why0)
+	}
+	// the example's closing paragraph quotes the same figures
+	tb.wait("the example's paragraph", `!!document.getElementById('example-explain')`, 10*time.Second)
+	if ex := tb.text("#example-explain"); !strings.Contains(ex, fmt.Sprintf("v0.32 restores %d blocks (%s tokens) from G2 that v0.24 lost", len(d.OnlyB), tokens)) ||
+		!strings.Contains(ex, fmt.Sprintf("at pass %d", d.FirstDivergent)) {
+		t.Errorf("example paragraph %q", ex)
 	}
 	tb.shot("18-why-summary")
 	// every event of the pass is reachable
@@ -121,4 +135,64 @@ func TestWhySummaryFollowsTheG2Size(t *testing.T) {
 	if after == before || !strings.Contains(after, want) || !strings.Contains(after, tokens) {
 		t.Errorf("at 160 blocks the summary is %q (was %q); want %q and %q", after, before, want, tokens)
 	}
+}
+
+// TestLegendColours: on the default page, every G1 block in a state with a
+// plain legend swatch (free, cached in use, cached idle, reserved) is drawn
+// in that swatch's colour (public/style.css), whatever its session.
+func TestLegendColours(t *testing.T) {
+	css, err := os.ReadFile(filepath.Join(repoRoot, "public", "style.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swatch := func(class string) [3]int {
+		m := regexp.MustCompile(`\.sw\.` + class + ` \{[^}]*?#([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b`).FindSubmatch(css)
+		if m == nil {
+			t.Fatalf("no .sw.%s colour", class)
+		}
+		h := string(m[1])
+		if len(h) == 3 {
+			h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
+		}
+		v, _ := strconv.ParseUint(h, 16, 32)
+		return [3]int{int(v >> 16 & 0xff), int(v >> 8 & 0xff), int(v & 0xff)}
+	}
+	classes := map[byte]string{'.': "free", 'A': "active", 'i': "idle", 'r': "reserved"}
+	tb := newTab(t)
+	tb.open("")
+	tb.pvReady(0)
+	seen := map[byte]int{}
+	for v := 0; v < 3; v++ {
+		states := eval[string](tb, fmt.Sprintf(`document.getElementById('pv-canvas-%d').dataset.states`, v))
+		var L gridLayout
+		if err := json.Unmarshal([]byte(eval[string](tb, fmt.Sprintf(`document.getElementById('pv-canvas-%d').dataset.layout`, v))), &L); err != nil {
+			t.Fatal(err)
+		}
+		pix := eval[[]int](tb, fmt.Sprintf(`(() => { const c = document.getElementById('pv-canvas-%d');
+			return [...c.getContext('2d').getImageData(0, 0, c.width, c.height).data]; })()`, v))
+		w := eval[int](tb, fmt.Sprintf(`document.getElementById('pv-canvas-%d').width`, v))
+		for i := 0; i < len(states); i++ {
+			class, ok := classes[states[i]]
+			if !ok {
+				continue
+			}
+			g := 1
+			if L.Cell <= 4 {
+				g = 0
+			}
+			x0, y0 := L.X0+(i%L.Cols)*L.Cell, L.G1y+(i/L.Cols)*L.Cell
+			dx := L.Cell - g
+			x, y := x0+dx*3/5, y0+dx/2
+			o := (y*w + x) * 4
+			got := [3]int{pix[o], pix[o+1], pix[o+2]}
+			if want := swatch(class); got != want {
+				t.Errorf("run %d slot %d (%c): drawn %v; legend .sw.%s is %v", v, i, states[i], got, class, want)
+			}
+			seen[states[i]]++
+		}
+	}
+	if seen['A'] == 0 || seen['i'] == 0 {
+		t.Errorf("states checked %v; want blocks in use and idle (scenario)", seen)
+	}
+	t.Logf("cells checked by state: %v", seen)
 }

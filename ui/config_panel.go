@@ -183,6 +183,19 @@ func formValue(f, last state.Form, field state.Field) string {
 		return num(f.PrefillMs)
 	case state.FDecodeMs:
 		return num(f.DecodeMs)
+	case state.FTiming:
+		return f.Timing
+	case state.FModel:
+		return f.Model
+	case state.FHardware:
+		return f.Hardware
+	case state.FSpeedup:
+		return num(f.Speedup)
+	case state.FMemFraction:
+		if f.MemFraction <= 0 {
+			return ""
+		}
+		return num(f.MemFraction)
 	case state.FD2H:
 		return num(f.D2H)
 	case state.FH2D:

@@ -110,7 +110,7 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 									vgn.SetInnerHTML("go to pass " + strconv.Itoa(s.Pass))
 									vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 										EventType: "click",
-										Func:      func(event vugu.DOMEvent) { c.SeekTo(s.Pass) },
+										Func:      func(event vugu.DOMEvent) { c.SeekDivergence(s.Pass) },
 										// TODO: implement capture, etc. mostly need to decide syntax
 									})
 								}
@@ -699,6 +699,13 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "fate"}}}
 										vgparent.AppendChild(vgn)
 										vgn.SetInnerHTML(f)
+									}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+									vgparent.AppendChild(vgn)
+									if c.why(v).Lost != "" {
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "lost"}}}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(c.why(v).Lost)
 									}
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 									vgparent.AppendChild(vgn)

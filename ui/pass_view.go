@@ -450,7 +450,7 @@ type why struct {
 	Policy  string
 	Victims string
 	Fates   []string
-	Lost    string
+	Lost    string // over the run: restores one run made that the other lost
 }
 
 func (c *PassView) why(v int) *why {
@@ -459,6 +459,9 @@ func (c *PassView) why(v int) *why {
 		return nil
 	}
 	runs := c.runs()
+	if v >= len(runs) {
+		return nil // results of another job are arriving
+	}
 	w := &why{}
 	if p := runs[v].Policy; p != nil {
 		w.Policy = runs[v].Short + " evicts " + p.Evicts + "; touches " + p.Touches + "; stores " + p.Stores + "."
@@ -477,6 +480,15 @@ func (c *PassView) why(v int) *why {
 	if pv.Runs > 1 && !pv.Indexing && len(w.Fates) == 0 {
 		w.Fates = append(w.Fates, fmt.Sprintf("In pass %d %s evicts nothing that the compared runs keep.", pass, runs[v].Short))
 	}
+	// over the whole run: the restores one run made and the other lost
+	var lost []string
+	for i := range pv.Divergences {
+		d := &pv.Divergences[i]
+		if d.Rank == pv.Rank && d.Refused == "" && d.Run < len(runs) && (v == 0 || d.Run == v) {
+			lost = append(lost, state.Consequence(runs[0], runs[d.Run], d))
+		}
+	}
+	w.Lost = strings.Join(lost, " ")
 	return w
 }
 
@@ -488,10 +500,21 @@ func (c *PassView) JumpDivergence(dir int) {
 		return
 	}
 	if p := state.NextDivergence(pv.Divergences, pv.Rank, pv.Pass, dir); p > 0 {
-		c.SeekTo(p)
+		c.SeekDivergence(p)
 	} else {
 		c.Note = fmt.Sprintf("no divergence %s pass %d", map[int]string{1: "after", -1: "before"}[dir], pv.Pass)
 	}
+}
+
+// SeekDivergence shows pass p of every run, lined up by pass number: the
+// divergences compare the runs pass by pass (kvsim diff), so the why
+// panels then speak of the passes on screen.
+func (c *PassView) SeekDivergence(p int) {
+	if c.pv != nil && c.pv.Sync != "pass" {
+		c.pv.Sync = "pass"
+		c.pv.want = nil // a new line-up: ask again even at the same pass
+	}
+	c.SeekTo(p)
 }
 
 // ToggleEvents expands or folds run v's event list.

@@ -434,6 +434,9 @@ func (pv *passState) passLabel() string {
 			req = "request"
 		}
 		s += fmt.Sprintf(" · %s–%s ms · %d %s scheduled", state.Ms(m.StartMs), state.Ms(m.EndMs), m.Scheduled, req)
+		if m.Bound != "" {
+			s += " · " + m.Bound + "-bound"
+		}
 	}
 	return s
 }
@@ -597,14 +600,11 @@ func (pv *passState) NumEvents(v int) int {
 	return pv.Frames[v].meta.NumEvents
 }
 
-// maxStatesAttr bounds the data-states attribute: vugu sends each
-// attribute to the DOM in one instruction of its 16 KB buffer, and one
-// that does not fit ends the page's Go program ("requested instruction
-// does not fit in the buffer": a 1,000,000-slot G1 did).
-const maxStatesAttr = 8192
-
 // states is run v's G1 slot states at the shown pass, one character per
-// slot (tests read it); "" for a pool larger than maxStatesAttr.
+// slot, '*' for a slot flashing an event (tests read it); "" for a G1 of
+// more than maxStatesAttr slots: vugu sends an attribute to the DOM in
+// one instruction of a bounded buffer, and a 16,384-character one does
+// not fit (the render loop panics).
 func (pv *passState) states(v int) string {
 	if v >= len(pv.Frames) || pv.Frames[v] == nil || pv.Frames[v].err != "" || len(pv.Frames[v].f.G1) > maxStatesAttr {
 		return ""
@@ -612,6 +612,13 @@ func (pv *passState) states(v int) string {
 	b := make([]byte, len(pv.Frames[v].f.G1))
 	for i, c := range pv.Frames[v].f.G1 {
 		b[i] = c.State
+		if c.Flash != 0 {
+			b[i] = '*'
+		}
 	}
 	return string(b)
 }
+
+// maxStatesAttr bounds the G1 size whose states go into the canvas's
+// data-states attribute.
+const maxStatesAttr = 2048

@@ -452,3 +452,21 @@ func runNote(v *proto.View) string {
 	return fmt.Sprintf("%s of %s requests completed, %s passes, %s ms simulated", state.Thousands(int64(v.Completed)), state.Thousands(int64(v.Requests)),
 		state.Thousands(v.Passes), state.Ms(v.DurationMs))
 }
+
+// explain is the guided example's closing paragraph, from the runs on the
+// page ("" when the results are not the example's).
+func (c *RunView) explain() string {
+	ex := c.page.Example
+	if ex == nil || c.Running || c.Stale() || len(c.Results) == 0 || configOf(c.resultsMsg) != ex.YAML() {
+		return ""
+	}
+	views := make([]*proto.View, len(c.Results))
+	for i, r := range c.Results {
+		views[i] = r.View
+	}
+	var divs []proto.Divergence
+	if pv := c.Passes.pv; pv != nil {
+		divs = pv.Divergences
+	}
+	return ex.Explain(c.Passes.runs(), views, divs)
+}

@@ -164,3 +164,16 @@ func seekIndexPass(p *passes, k, pass int) {
 		}
 	}
 }
+
+// BenchmarkDivergencesA3 is the worker's kvsim diff of the default page's
+// compare (two later runs against the first), computed once its timeline
+// is indexed.
+func BenchmarkDivergencesA3(b *testing.B) {
+	recs := indexA3(b)
+	p := newPasses(recs)
+	for b.Loop() {
+		if len(p.divergences()) != 2 {
+			b.Fatal("want two divergences")
+		}
+	}
+}

@@ -28,8 +28,9 @@ type passes struct {
 	sess []map[string]int32 // per variant: session → hue index
 	// prompt is per variant each request's prompt length (tokens), to
 	// mark answer (decode) blocks; nil when unknown.
-	prompt []map[string]int
-	snaps  []record.Snapshot // per variant: scratch for seeks
+	prompt  []map[string]int
+	answers [][]int8          // per variant and block: 0 unknown, 1 prompt, 2 answer
+	snaps   []record.Snapshot // per variant: scratch for seeks
 	// index
 	tl         [][]*proto.Timeline // [variant][rank]
 	open       []map[int]int       // per variant: transfer id → index in its rank's Transfers
@@ -310,8 +311,10 @@ func divergence(a, b *record.Record, v, k int) proto.Divergence {
 	}
 	d.Pass = res.FirstDivergent
 	d.HeldOnlyFirst, d.HeldOnlyThis = tierBlocks(res.HeldOnlyA), tierBlocks(res.HeldOnlyB)
+	blocks := 0
 	for i, pd := range res.Passes {
-		if i == proto.MaxDivergentPasses {
+		blocks += len(pd.EvictedByAKeptByB) + len(pd.EvictedByBKeptByA)
+		if i == proto.MaxDivergentPasses || blocks > proto.MaxDivergentBlocks {
 			d.MorePasses = len(res.Passes) - i
 			break
 		}
@@ -357,11 +360,34 @@ func (p *passes) frame(v, rank, pass int) (bin []byte, meta *proto.FrameMeta, er
 	if err := rec.SeekInto(rank, pass, snap); err != nil {
 		return nil, nil, err
 	}
-	var prompt map[string]int
-	if v < len(p.prompt) {
-		prompt = p.prompt[v]
+	return encodeFrame(rec, p.sess[v], func(b int32) bool { return p.answer(v, b) }, snap)
+}
+
+// answer tells whether block b of variant v lies past its request's full
+// prompt blocks: it holds answer (decode) tokens. The answer is cached per
+// block (a frame asks for every cell, and naming a block allocates).
+func (p *passes) answer(v int, b int32) bool {
+	rec := p.recs[v]
+	if b < 0 || v >= len(p.prompt) || p.prompt[v] == nil || rec.BlockSize <= 0 {
+		return false
 	}
-	return encodeFrame(rec, p.sess[v], prompt, snap)
+	for len(p.answers) <= v {
+		p.answers = append(p.answers, nil)
+	}
+	c := p.answers[v]
+	if int(b) >= len(c) {
+		c = append(c, make([]int8, int(b)+1-len(c)+len(c)/2)...)
+		p.answers[v] = c
+	}
+	if c[b] == 0 {
+		blk := rec.Block(b)
+		pl, ok := p.prompt[v][blk.Request]
+		c[b] = 1
+		if ok && blk.Index >= pl/rec.BlockSize {
+			c[b] = 2
+		}
+	}
+	return c[b] == 2
 }
 
 // blockKey is a block name's 32-bit hash (0 is "no block"); the page
@@ -378,17 +404,7 @@ func blockKey(name string) uint32 {
 
 // encodeFrame writes a snapshot as proto.Frame's binary form plus its
 // metadata (pass info and events).
-func encodeFrame(rec *record.Record, sess map[string]int32, prompt map[string]int, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
-	// answer tells whether block b lies past its request's full prompt
-	// blocks: it holds answer (decode) tokens.
-	answer := func(b int32) bool {
-		if b < 0 || prompt == nil || rec.BlockSize <= 0 {
-			return false
-		}
-		blk := rec.Block(b)
-		pl, ok := prompt[blk.Request]
-		return ok && blk.Index >= pl/rec.BlockSize
-	}
+func encodeFrame(rec *record.Record, sess map[string]int32, answer func(block int32) bool, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
 	strs := map[string]int32{}
 	var nameList []string
 	str := func(s string) int32 {
@@ -467,7 +483,7 @@ func encodeFrame(rec *record.Record, sess map[string]int32, prompt map[string]in
 	}
 	in := s.Info
 	m := proto.FrameMeta{Pass: in.Pass, Final: in.Final, StartMs: float64(in.StartMs), ComputeStartMs: float64(in.ComputeStartMs), EndMs: float64(in.EndMs),
-		Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
+		Bound: in.Bound, Scheduled: len(in.Scheduled), NumEvents: len(s.Events)}
 	for _, sc := range in.Scheduled {
 		if len(m.Work) < 8 {
 			m.Work = append(m.Work, proto.Work{Request: sc.Request, Tokens: sc.Tokens, Prefill: sc.Prefill})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -162,5 +163,56 @@ func TestDivergencesOfTheDefaultCompare(t *testing.T) {
 	}
 	if d.RestoresOnlyThis != 166 || d.RestoresOnlyFirst != 0 || d.RestoresOnlyThis*d.BlockSize != 2656 {
 		t.Errorf("restores only v0_32 %d, only v0_24 %d (block size %d)", d.RestoresOnlyThis, d.RestoresOnlyFirst, d.BlockSize)
+	}
+	// SimpleCPU issues the requests in another order (its closed loop
+	// moves differently): still comparable, and it differs at once.
+	if s := ds[1]; s.Refused != "" || s.Pass == 0 || len(s.Passes) == 0 {
+		t.Errorf("SimpleCPU against v0_24: %+v", s)
+	}
+}
+
+// TestAnswerBlocksAreMarked: in §A at 2,048 G2 blocks SimpleCPU stores
+// answer blocks; the run-end frame marks exactly the cells whose block lies
+// past its request's full prompt blocks.
+func TestAnswerBlocksAreMarked(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	outs := j.run(nil)
+	p := indexAll(t, outs)
+	p.setPrompts(0, outs[0].Output.Records)
+	rec := p.recs[0]
+	bin, _, err := p.frame(0, 0, rec.NumLines(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f proto.Frame
+	if err := proto.DecodeFrame(bin, &f); err != nil {
+		t.Fatal(err)
+	}
+	prompt := map[string]int{}
+	for _, r := range outs[0].Output.Records {
+		prompt[r.RequestID] = r.InputLength
+	}
+	answers := 0
+	for _, c := range f.G2 {
+		name := f.Strings[c.Name]
+		blk := record.Block{}
+		for i := len(name) - 1; i >= 0; i-- {
+			if name[i] == '#' {
+				blk.Request = name[:i]
+				fmt.Sscan(name[i+1:], &blk.Index)
+				break
+			}
+		}
+		want := blk.Index >= prompt[blk.Request]/rec.BlockSize
+		if c.Answer != want {
+			t.Errorf("%s: answer %v, want %v (prompt %d tokens)", name, c.Answer, want, prompt[blk.Request])
+		}
+		if c.Answer {
+			answers++
+		}
+	}
+	if answers == 0 {
+		t.Error("no answer block in SimpleCPU's G2 (scenario)")
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,7 +24,8 @@ import (
 var build string
 
 // buildID is the build a shard file records: merge refuses shards of two
-// builds, whose models may differ.
+// builds, whose models may differ. Without a VCS revision, or with a
+// modified tree, the binary's own hash is part of it.
 func buildID() string {
 	if build != "" {
 		return build
@@ -44,8 +48,31 @@ func buildID() string {
 		if modified == "true" {
 			id += "+modified"
 		}
+		if rev == "" || modified == "true" {
+			id += exeHash()
+		}
 	}
 	return id + " " + runtime.Version()
+}
+
+// exeHash is " exe:" and the start of the running binary's SHA-256, which
+// tells two builds apart when no VCS revision does ("" when the binary
+// cannot be read).
+func exeHash() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return " exe:" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // parseShard reads --shard (nil when not given); K of auto/N comes from

@@ -247,7 +247,7 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 			kv.BytesPerToken = a.KVBytesPerToken()
 		}
 	}
-	kv.CapacityBlocks = d.capacity(m, kv, r, e)
+	kv.CapacityBlocks = d.capacity(m, &kv, r, e)
 
 	var hm *mapping
 	if m.has("host_offload") {
@@ -275,6 +275,12 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 		kvcrPath = m.field("kvcr")
 	}
 	if m.has("g3_offload") {
+		if d.agenticTrace {
+			// aisimulate rejects G3 for agentic replay on every role, with
+			// or without G2, before its other G3 rules
+			// (docs/model/config.md ("Agentic restrictions")).
+			m.fail("g3_offload", "agentic replay does not support G3 offload")
+		}
 		if kv.HostOffload == nil {
 			m.fail("g3_offload", "requires host_offload")
 		}
@@ -329,7 +335,7 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 // An absent capacity means type fixed
 // (docs/model/config.md ("KV cache settings"), Decision) and then fails for
 // want of blocks or bytes.
-func (d *decoder) capacity(kvm *mapping, kv KVCache, r *Role, e *Engine) int {
+func (d *decoder) capacity(kvm *mapping, kv *KVCache, r *Role, e *Engine) int {
 	raw, _ := kvm.get("capacity")
 	m := d.mapping(raw, kvm.field("capacity"), capacityKeys...)
 	switch t := m.str("type", "fixed"); t {

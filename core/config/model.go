@@ -113,13 +113,14 @@ func (d *decoder) knownArch(e *Engine) *timing.Arch {
 // memoryCapacity reads capacity {type: default, memory_fraction} and
 // returns the G1 blocks per DP rank that the GPUs' memory leaves
 // (docs/model/timing.md ("KV bytes and G1 capacity")).
-func (d *decoder) memoryCapacity(m *mapping, kv KVCache, r *Role, e *Engine) int {
+func (d *decoder) memoryCapacity(m *mapping, kv *KVCache, r *Role, e *Engine) int {
 	for _, k := range []string{"blocks", "bytes"} {
 		if m.has(k) {
 			m.fail(k, "default KV capacity rejects %s", k)
 		}
 	}
 	f := m.float("memory_fraction", 0.9, floatRule{"a number in (0, 1]", func(x float64) bool { return x > 0 && x <= 1 }})
+	kv.MemoryFraction = f
 	a, g := d.archAndGPU(e, m.field("type"))
 	blocks, err := timing.KVBlocks(a, g, r.Parallelism.Tensor, kv.BlockSize, f)
 	if err != nil {

@@ -111,6 +111,7 @@ func (d *decoder) decode(root ast.Node, c *Config) {
 	top := d.mapping(d.resolve(root, ""), "", "traffic", "engine")
 	if t, ok := top.get("traffic"); ok {
 		c.Traffic = d.traffic(d.mapping(t, "traffic", "source", "load", "stop"))
+		d.agenticTrace = c.Traffic.Source.Type == SourceTrace && Agentic(c.Traffic.Source.Format)
 	} else {
 		c.Traffic = defaultTraffic()
 	}

@@ -247,8 +247,12 @@ type KVCache struct {
 	BlockSize     int
 	PrefixCaching bool
 	BytesPerToken int64 // 0 when not given
-	// CapacityBlocks is G1 blocks per DP rank (from blocks, or from bytes).
+	// CapacityBlocks is G1 blocks per DP rank (from blocks, or from bytes,
+	// or from the GPUs' memory).
 	CapacityBlocks int
+	// MemoryFraction is capacity.memory_fraction of capacity type default
+	// (0 for fixed capacity).
+	MemoryFraction float64
 	HostOffload    *HostOffload
 	G3Offload      *G3Offload
 }

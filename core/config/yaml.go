@@ -21,11 +21,12 @@ const maxAliasChain = 32
 // records, for every field path it has seen, the node that holds it, so
 // that checks made after decoding can still point at the right line.
 type decoder struct {
-	name    string
-	aliases map[*ast.AliasNode]ast.Node  // alias → the anchored value
-	origin  map[ast.Node]string          // node → "--set PATH=VALUE" that made it
-	nodes   map[string]ast.Node          // field path → node (value, or mapping)
-	merged  map[*ast.MappingNode][]entry // entries with merges expanded; nil while expanding
+	name         string
+	aliases      map[*ast.AliasNode]ast.Node  // alias → the anchored value
+	origin       map[ast.Node]string          // node → "--set PATH=VALUE" that made it
+	nodes        map[string]ast.Node          // field path → node (value, or mapping)
+	merged       map[*ast.MappingNode][]entry // entries with merges expanded; nil while expanding
+	agenticTrace bool                         // the traffic is an agentic trace (decoded first)
 }
 
 // failNode stops decoding with an error positioned at n.

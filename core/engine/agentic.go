@@ -22,6 +22,7 @@ type agenticState struct {
 	waiting    []int32         // per global request: dependencies not yet met; released = -2
 	readyAt    []vtime.Time    // per global request: latest dependency release
 	open       []int32         // per play: requests neither terminal nor unreachable
+	started    []bool          // per play: started (startPlay)
 }
 
 // An agenticEdge is one dependency seen from the request it releases:
@@ -34,16 +35,6 @@ type agenticEdge struct {
 // released marks a request whose dependencies are all met (it is, or
 // was, in the arrivals heap): nothing can make it unreachable any more.
 const released = -2
-
-// checkAgentic rejects the agentic controls kvsim does not model yet.
-func checkAgentic(cfg *config.Config) error {
-	l := cfg.Traffic.Load
-	switch {
-	case l.AgenticProfile != nil:
-		return cfg.Refuse("traffic.load.agentic_profile", "not supported yet: continuous agentic profiles")
-	}
-	return nil
-}
 
 // snapshot replaces an agentic workload by its snapshot plays when
 // agentic_snapshot is set (trace.Snapshot; docs/model/agentic.md
@@ -66,7 +57,8 @@ func (e *Engine) Snapshots() []trace.Cut { return e.cuts }
 func (e *Engine) initAgentic() {
 	n := len(e.reqs)
 	a := &agenticState{dependents: make([][]agenticEdge, n), onDispatch: make([][]agenticEdge, n),
-		waiting: make([]int32, n), readyAt: make([]vtime.Time, n), open: make([]int32, len(e.wl.Sessions))}
+		waiting: make([]int32, n), readyAt: make([]vtime.Time, n), open: make([]int32, len(e.wl.Sessions)),
+		started: make([]bool, len(e.wl.Sessions))}
 	for s := range e.wl.Sessions {
 		ws := &e.wl.Sessions[s]
 		first := e.sessions[s].first
@@ -98,6 +90,10 @@ func (e *Engine) initAgentic() {
 func (e *Engine) startPlay(s int, at vtime.Time) {
 	ws := &e.wl.Sessions[s]
 	first := e.sessions[s].first
+	e.agentic.started[s] = true
+	if p := e.prof; p != nil && s < p.plays {
+		p.playStarted(s, at)
+	}
 	for t := range ws.Turns {
 		tu := &ws.Turns[t]
 		switch {
@@ -118,16 +114,31 @@ func (e *Engine) agenticDone(r *request.Request, at vtime.Time, completed bool) 
 	a.open[s]--
 	if e.preparation(s) {
 		e.prepDone(s, int(r.Turn), completed)
+	} else if e.prof != nil {
+		e.profileEnded(s, at, completed)
 	}
 	if completed {
 		e.release(a.dependents[i], s, at)
 	} else {
 		e.unreachable(i, s)
 	}
+	if a.open[s] == 0 {
+		e.playEnded(s, at)
+	}
+}
+
+// playEnded hands an ended play's lane on: a preparation play counts
+// towards the barrier, a profile lane takes its next instance while
+// admission is open, otherwise the driver starts the next play.
+func (e *Engine) playEnded(s int, at vtime.Time) {
 	switch {
-	case a.open[s] > 0:
 	case e.preparation(s):
 		e.prepPlayDone(at)
+	case e.prof != nil:
+		e.prof.playEnded(s)
+		if err := e.profilePlayDone(at); err != nil && e.runErr == nil {
+			e.runErr = err
+		}
 	default:
 		e.driver.SessionDone(at, e.startSession)
 	}

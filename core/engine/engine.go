@@ -56,6 +56,10 @@ type Options struct {
 	// MaxPasses, when positive, stops the run with ErrTooManyPasses once
 	// that many group passes have started (the worker API's bound on work).
 	MaxPasses int64
+	// ProfilePlays is the number of play instances an agentic profile
+	// builds (0: DefaultProfileBudget); replay.RunWith raises it when a run
+	// returns ErrProfileBudget.
+	ProfilePlays int
 	// Rules, when set, may edit a connector profile's rules before the run
 	// (tests use it to switch a single rule).
 	Rules func(r *connector.Rules)
@@ -170,10 +174,14 @@ type Engine struct {
 	handoffSeq   int64
 	srcRank      []*Rank // per request: the prefill rank holding its source, or nil
 
-	agentic *agenticState // nil unless the workload is agentic
-	cuts    []trace.Cut   // agentic_snapshot: each lane's cut
-	warm    *warmupState  // agentic_warmup, else nil
-	cancels []int32       // requests to cancel once their rank's pass ends
+	agentic  *agenticState // nil unless the workload is agentic
+	cuts     []trace.Cut   // agentic_snapshot: each lane's cut
+	warm     *warmupState  // agentic_warmup, else nil
+	cancels  []int32       // requests to cancel once their rank's pass ends
+	canceled int           // requests canceled by the client so far
+	prof     *profileState // agentic_profile, else nil
+	keep     int           // records to report (-1: all); set at Finish
+	runErr   error         // a run-stopping error found inside an event
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
@@ -189,20 +197,28 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		return nil, cfg.Refuse("engine.workers", "no worker role")
 	}
 	var cuts []trace.Cut
+	plays := 0 // agentic profile plays (the lanes' plays and instances)
 	if wl.Agentic {
-		if err := checkAgentic(cfg); err != nil {
-			return nil, err
-		}
 		src := wl
 		var err error
 		if wl, cuts, err = snapshot(cfg, wl); err != nil {
 			return nil, err
 		}
+		if pr := cfg.Traffic.Load.AgenticProfile; pr != nil {
+			budget := opts.ProfilePlays
+			if budget <= 0 {
+				budget = DefaultProfileBudget(len(cuts))
+			}
+			if wl, err = withInstances(cfg, wl, src, budget); err != nil {
+				return nil, err
+			}
+		}
+		plays = len(wl.Sessions)
 		if cfg.Traffic.Load.AgenticWarmup {
 			wl = withPreparation(wl, src, cuts)
 		}
 	}
-	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts,
+	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts, keep: -1,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
 		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
@@ -316,8 +332,11 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	if wl.Agentic {
 		e.initAgentic()
+		if pr := cfg.Traffic.Load.AgenticProfile; pr != nil {
+			e.initProfile(*pr, plays)
+		}
 		if cfg.Traffic.Load.AgenticWarmup {
-			e.initWarmup(len(cuts))
+			e.initWarmup(len(cuts), plays)
 		}
 	}
 	e.driver = e.newDriver()
@@ -334,6 +353,8 @@ func (e *Engine) newDriver() *load.Driver {
 	n := len(e.wl.Sessions)
 	if e.warm != nil {
 		n = e.warm.plays // the preparation plays start on their own
+	} else if e.prof != nil {
+		n = e.prof.plays
 	}
 	if e.wl.Agentic && l.AgenticLanes > 0 {
 		return load.NewClosedScaled(n, l.AgenticLanes, l.Speedup)
@@ -522,6 +543,9 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		if e.warm != nil {
 			e.startWarmup()
 		} else {
+			if e.prof != nil {
+				e.startProfile(0)
+			}
 			e.driver.Start(e.startSession)
 		}
 	}
@@ -548,8 +572,13 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		if e.checkErr != nil {
 			return false, e.checkErr
 		}
-		if err := e.maybeOpenBarrier(); err != nil {
-			return false, err
+		if e.warm != nil {
+			if err := e.maybeOpenBarrier(); err != nil {
+				return false, err
+			}
+		}
+		if e.runErr != nil {
+			return false, e.runErr
 		}
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
@@ -587,7 +616,11 @@ func (e *Engine) Finish() error {
 	if e.opts.Observer != nil {
 		e.opts.Observer.Finish(e)
 	}
+	e.finishProfile()
 	e.finishWarmup()
+	if e.keep >= 0 {
+		e.Records = e.Records[:e.keep]
+	}
 	return nil
 }
 
@@ -643,6 +676,11 @@ func (e *Engine) nextEvent() (t, late vtime.Time) {
 	}
 	for _, st := range e.g3Stores {
 		if x := st.Next(); x < t {
+			t = x
+		}
+	}
+	if e.prof != nil {
+		if x := e.profileNext(); x < t {
 			t = x
 		}
 	}
@@ -702,6 +740,9 @@ func (e *Engine) settle() {
 		if len(e.cancels) > 0 {
 			changed = e.applyCancels(now) || changed
 		}
+		if e.prof != nil {
+			changed = e.applyProfile(now) || changed
+		}
 		for _, w := range e.workers {
 			if w.canStart(now) {
 				e.startPass(w, now)
@@ -710,8 +751,18 @@ func (e *Engine) settle() {
 		}
 		for len(e.arrivals) > 0 && e.arrivals[0].at <= now {
 			a := e.arrivals.pop()
-			e.dispatch(a.session, a.turn, now)
 			changed = true
+			if p := e.prof; p != nil && int(a.session) < p.plays {
+				if !p.admits(now) {
+					e.neverIssued(int(a.session), int(a.turn), now)
+					continue
+				}
+				e.profileDispatched(int(a.session))
+			}
+			e.dispatch(a.session, a.turn, now)
+			if e.agentic != nil { // here, not in dispatch: its inlining is worth 200 instructions a request
+				e.agenticDispatched(e.sessions[a.session].first+int(a.turn), int(a.session), now)
+			}
 		}
 		if !changed {
 			return
@@ -889,27 +940,48 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 	}
 	if rk.Role == config.RolePrefill {
 		for _, r := range res.Finished {
+			if e.Records[r.Index].Status == report.StatusCanceled {
+				rk.ReleaseSource(r, end) // canceled during its prefill
+				continue
+			}
 			e.sourceHeld(rk, r, end)
 		}
 		for _, r := range res.Rejected {
 			rec := &e.Records[r.Index]
+			if rec.Status != "" {
+				continue
+			}
 			rec.Status = report.StatusRejected
 			rec.TerminalMs = end
 			e.turnDone(r, end, false)
 		}
 		return
 	}
-	for _, r := range res.Emitted {
-		e.Records[r.Index].Token(end)
+	if e.canceled == 0 {
+		for _, r := range res.Emitted {
+			e.Records[r.Index].Token(end)
+		}
+	} else {
+		for _, r := range res.Emitted {
+			if rec := &e.Records[r.Index]; rec.Status == "" { // not canceled by the client meanwhile
+				rec.Token(end)
+			}
+		}
 	}
 	for _, r := range res.Finished {
 		rec := &e.Records[r.Index]
+		if e.canceled > 0 && rec.Status != "" {
+			continue
+		}
 		rec.Status = report.StatusCompleted
 		rec.TerminalMs = end
 		e.turnDone(r, end, true)
 	}
 	for _, r := range res.Rejected {
 		rec := &e.Records[r.Index]
+		if rec.Status != "" {
+			continue
+		}
 		rec.Status = report.StatusRejected
 		rec.TerminalMs = end
 		e.turnDone(r, end, false)
@@ -975,9 +1047,6 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
 	rec.ArrivalMs, rec.DispatchedMs = now, now
-	if e.agentic != nil {
-		defer e.agenticDispatched(s.first+int(turn), int(sIdx), now)
-	}
 
 	var rk *Rank
 	var h report.Routing

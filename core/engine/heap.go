@@ -42,3 +42,13 @@ func (h *minHeap[T]) pop() T {
 	*h = a
 	return top
 }
+
+// reheap restores the heap order after keys changed in place (an agentic
+// profile's idle guard moves timers).
+func (h *minHeap[T]) reheap() {
+	a := *h
+	*h = (*h)[:0]
+	for _, x := range a {
+		h.push(x)
+	}
+}

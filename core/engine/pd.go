@@ -156,6 +156,18 @@ func (e *Engine) completeHandoff(h handoff, t vtime.Time) {
 		}
 	}
 	d.Computed = d.PromptLen
+	if rec.Status == report.StatusCanceled {
+		// Canceled during the transfer: the KV arrived, the request is
+		// dropped; its blocks are released last first (the prompt stays
+		// cached).
+		p.For(d.Index)
+		for j := len(d.Slots) - 1; j >= 0; j-- {
+			p.Release(d.Slots[j])
+		}
+		d.Slots = d.Slots[:0]
+		e.workers[rk.Worker].poked = true
+		return
+	}
 	rk.EnqueueMaterialized(d)
 	rec.DestinationActivatedMs = t
 	e.workers[rk.Worker].poked = true

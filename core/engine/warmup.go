@@ -34,7 +34,7 @@ type WarmupLane struct {
 
 type warmupState struct {
 	Warmup
-	plays   int // snapshot plays (sessions 0 … plays-1)
+	plays   int // profile plays (sessions 0 … plays-1); lane l prepares in plays+l
 	reqs    int // their requests (global indices 0 … reqs-1)
 	open    int // preparation plays not finished
 	barrier bool
@@ -52,9 +52,9 @@ func withPreparation(snap, src *trace.Workload, cuts []trace.Cut) *trace.Workloa
 	return &w
 }
 
-func (e *Engine) initWarmup(plays int) {
+func (e *Engine) initWarmup(lanes, plays int) {
 	w := &warmupState{plays: plays, Warmup: Warmup{ProfileStartMs: vtime.Unset(), QuiescentMs: vtime.Unset(),
-		Lanes: make([]WarmupLane, plays)}}
+		Lanes: make([]WarmupLane, lanes)}}
 	w.reqs = e.sessions[plays-1].first + len(e.wl.Sessions[plays-1].Turns)
 	e.warm = w
 }
@@ -63,7 +63,7 @@ func (e *Engine) initWarmup(plays int) {
 // nothing to prepare has an empty play).
 func (e *Engine) startWarmup() {
 	w := e.warm
-	for l := range w.plays {
+	for l := range w.Lanes {
 		if len(e.wl.Sessions[w.plays+l].Turns) > 0 {
 			w.open++
 			e.startPlay(w.plays+l, 0)
@@ -121,6 +121,9 @@ func (e *Engine) maybeOpenBarrier() error {
 			rk.Host.Tier().Evictions = 0
 		}
 	}
+	if e.prof != nil {
+		e.startProfile(e.now)
+	}
 	e.driver.StartAt(e.now, e.startSession)
 	return nil
 }
@@ -167,8 +170,10 @@ func (e *Engine) finishWarmup() {
 	if w == nil || !w.barrier {
 		return
 	}
-	e.Records = e.Records[:w.reqs]
-	for i := range e.Records {
+	if e.keep < 0 || e.keep > w.reqs {
+		e.keep = w.reqs
+	}
+	for i := range e.keep {
 		e.Records[i].Shift(w.ProfileStartMs)
 	}
 }

@@ -102,6 +102,9 @@ func (d *Driver) StartAt(at vtime.Time, start func(session int, at vtime.Time)) 
 	}
 }
 
+// Pending is the number of sessions a closed loop has not started.
+func (d *Driver) Pending() int { return d.sessions - d.next }
+
 // Delay scales a trace delay for this driver (speedup under timestamps).
 func (d *Driver) Delay(ms vtime.Time) vtime.Time { return vtime.Time(float64(ms) / d.speedup) }
 

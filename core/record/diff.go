@@ -54,7 +54,7 @@ func (d *DiffResult) Tokens(n int) int { return n * d.BlockSize }
 // Comparable reports why two records cannot be compared pass by pass on
 // rank, or nil: they must come from the same trace and the same config
 // apart from the G2 connector and tier settings (the same ranks, block
-// size, G1 capacity and requests).
+// size and G1 capacity, and the sessions of one within the other's).
 func Comparable(a, b *Record, rank int) error {
 	why := func(format string, args ...any) error {
 		return fmt.Errorf("the two runs do not share a trace and config apart from the connector and tier settings: "+format, args...)
@@ -66,8 +66,6 @@ func Comparable(a, b *Record, rank int) error {
 		return why("%d ranks against %d", len(a.Ranks), len(b.Ranks))
 	case a.BlockSize != b.BlockSize:
 		return why("block size %d tokens against %d", a.BlockSize, b.BlockSize)
-	case len(a.Requests) != len(b.Requests):
-		return why("%s requests against %s", numfmt.Thousands(int64(len(a.Requests))), numfmt.Thousands(int64(len(b.Requests))))
 	}
 	for i, id := range a.Ranks {
 		if id != b.Ranks[i] {
@@ -79,12 +77,30 @@ func Comparable(a, b *Record, rank int) error {
 				numfmt.Thousands(int64(a.G1Capacity[i])), numfmt.Thousands(int64(b.G1Capacity[i])), i)
 		}
 	}
-	for i, id := range a.Requests {
-		if id != b.Requests[i] {
-			return why("request %d is %q against %q", i+1, id, b.Requests[i])
+	// Requests are numbered in the order they were issued, which the
+	// connector may change (a closed loop issues a session's next turn
+	// when the last completes); a rejection ends its session, and a stop
+	// rule may start fewer sessions. So the runs' sessions are compared as
+	// sets, one within the other.
+	sa, sb := sessionSet(a), sessionSet(b)
+	if len(sa) > len(sb) {
+		sa, sb = sb, sa
+	}
+	for s := range sa {
+		if !sb[s] {
+			return why("session %q is in one run only (%s sessions against %s)", s,
+				numfmt.Thousands(int64(len(sessionSet(a)))), numfmt.Thousands(int64(len(sessionSet(b)))))
 		}
 	}
 	return nil
+}
+
+func sessionSet(r *Record) map[string]bool {
+	m := make(map[string]bool, len(r.Sessions))
+	for _, s := range r.Sessions {
+		m[s] = true
+	}
+	return m
 }
 
 // Diff walks two records pass by pass on one rank. It refuses records
@@ -94,15 +110,15 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 		return nil, err
 	}
 	res := &DiffResult{Rank: rank, BlockSize: a.BlockSize}
-	w := differ{a: a, b: b, rank: rank}
+	w := differ{a: newSide(a, rank), b: newSide(b, rank)}
 	n := min(a.NumLines(rank), b.NumLines(rank))
 	for p := 1; p <= n; p++ {
 		w.pass(p)
 		if res.FirstDivergent == 0 {
 			w.hold()
-			if !w.ha.same(&w.hb) {
+			if !w.same() {
 				res.FirstDivergent = p
-				res.HeldOnlyA, res.HeldOnlyB = w.ha.minus(&w.hb), w.hb.minus(&w.ha)
+				res.HeldOnlyA, res.HeldOnlyB = w.heldOnly(w.a, w.b), w.heldOnly(w.b, w.a)
 			}
 		}
 		onlyA, onlyB := w.unmatched()
@@ -110,7 +126,7 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 			continue
 		}
 		w.hold()
-		pd := PassDiff{Pass: p, EvictedByAKeptByB: w.hb.filter(onlyA), EvictedByBKeptByA: w.ha.filter(onlyB)}
+		pd := PassDiff{Pass: p, EvictedByAKeptByB: w.kept(onlyA, w.a, w.b), EvictedByBKeptByA: w.kept(onlyB, w.b, w.a)}
 		if len(pd.EvictedByAKeptByB)+len(pd.EvictedByBKeptByA) > 0 {
 			res.Passes = append(res.Passes, pd)
 		}
@@ -120,21 +136,194 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 	return res, nil
 }
 
+// A tierIdx is a block of one record (its index) in G1 (1) or G2 (2).
+type tierIdx struct {
+	tier uint8
+	b    int32
+}
+
+var tierNames = [3]string{"", "g1", "g2"}
+
+// side is one run walked pass by pass: its G1 and G2 states are advanced
+// incrementally (Diff visits the passes in order) and rebuilt nowhere;
+// block names are built once each.
+type side struct {
+	r            *Record
+	rank, pass   int
+	g1           *g1State
+	g1pos, g2pos int
+	g2           *g2State
+	dom          *domLog
+	// held1[b] == stamp marks block b cached in G1 at the last hold;
+	// n1 counts them.
+	held1  []int32
+	stamp  int32
+	n1     int
+	names  []string
+	byName map[string]int32
+	ev     []tierIdx
+}
+
+func newSide(r *Record, rank int) *side {
+	s := &side{r: r, rank: rank}
+	if d := r.Domain[rank]; d >= 0 {
+		s.dom = r.domains[d]
+	}
+	return s
+}
+
+func (s *side) numBlocks() int {
+	if s.r.names != nil {
+		return len(s.r.names)
+	}
+	return len(s.r.origins)
+}
+
+// name is block b's name, built once.
+func (s *side) name(b int32) string {
+	if s.names == nil {
+		s.names = make([]string, s.numBlocks())
+	}
+	if s.names[b] == "" {
+		s.names[b] = s.r.BlockName(b)
+	}
+	return s.names[b]
+}
+
+// index is the block named name in this record (-1: none).
+func (s *side) index(name string) int32 {
+	if s.byName == nil {
+		s.byName = make(map[string]int32, s.numBlocks())
+		for b := range s.numBlocks() {
+			s.byName[s.name(int32(b))] = int32(b)
+		}
+	}
+	if b, ok := s.byName[name]; ok {
+		return b
+	}
+	return -1
+}
+
+// advance brings the states to the end of pass p.
+func (s *side) advance(p int) {
+	rl := s.r.ranks[s.rank]
+	if s.g1 == nil {
+		s.g1 = s.r.g1At(s.rank, p).clone()
+		s.g1pos = rl.passes[p-1].g1End
+		if s.dom != nil {
+			s.g2pos = rl.passes[p-1].g2End
+			s.g2 = s.r.g2At(s.r.Domain[s.rank], s.g2pos)
+		}
+		s.pass = p
+		return
+	}
+	for q := s.pass + 1; q <= p; q++ {
+		for end := rl.passes[q-1].g1End; s.g1pos < end; s.g1pos++ {
+			s.g1.apply(rl.g1.at(s.g1pos), int32(q))
+		}
+	}
+	if s.dom != nil {
+		for end := rl.passes[p-1].g2End; s.g2pos < end; s.g2pos++ {
+			s.g2.apply(s.dom.ops.at(s.g2pos))
+		}
+	}
+	s.pass = p
+}
+
+// hold marks the blocks cached in G1 at the end of pass p.
+func (s *side) hold(p int) {
+	s.advance(p)
+	if s.held1 == nil {
+		s.held1 = make([]int32, s.numBlocks())
+	}
+	s.stamp++
+	s.n1 = 0
+	for i, c := range s.g1.code {
+		if b := s.g1.block[i]; b >= 0 && c != codeFree && c != codePrivate && s.held1[b] != s.stamp {
+			s.held1[b] = s.stamp
+			s.n1++
+		}
+	}
+}
+
+func (s *side) holds(t tierIdx) bool {
+	if t.b < 0 {
+		return false
+	}
+	if t.tier == 1 {
+		return s.held1[t.b] == s.stamp
+	}
+	if s.g2 == nil {
+		return false
+	}
+	_, ok := s.g2.byBlock.get(t.b)
+	return ok
+}
+
+func (s *side) n2() int {
+	if s.g2 == nil {
+		return 0
+	}
+	return s.g2.byBlock.n
+}
+
+// each calls fn for every block the side holds at the last hold.
+func (s *side) each(fn func(tierIdx)) {
+	for b, st := range s.held1 {
+		if st == s.stamp {
+			fn(tierIdx{1, int32(b)})
+		}
+	}
+	if s.g2 != nil {
+		for _, k := range s.g2.byBlock.keys {
+			if k >= 0 {
+				fn(tierIdx{2, k})
+			}
+		}
+	}
+}
+
+// evictions lists the G1 and G2 evictions of pass p, in event order.
+func (s *side) evictions(p int) []tierIdx {
+	s.ev = s.ev[:0]
+	rl := s.r.ranks[s.rank]
+	from := 0
+	if p > 1 {
+		from = rl.passes[p-2].evEnd
+	}
+	for i := from; i < rl.passes[p-1].evEnd; i++ {
+		e := rl.events.at(i)
+		kind, b := e.kind, e.a
+		if kind&kindDecoded != 0 {
+			pe := &s.r.pub[e.a]
+			kind, _ = kindOf(pe.Kind)
+			if kind == evG1Evict || kind == evG2Evict {
+				b = s.index(pe.Block)
+			}
+		}
+		switch kind {
+		case evG1Evict:
+			s.ev = append(s.ev, tierIdx{1, b})
+		case evG2Evict:
+			s.ev = append(s.ev, tierIdx{2, b})
+		}
+	}
+	return s.ev
+}
+
 // differ holds one pass of both runs: their evictions, and (built only
 // when asked, see hold) what each holds at the pass end.
 type differ struct {
-	a, b       *Record
-	rank, p    int
-	ea, eb     []TierBlock
-	held       bool
-	ha, hb     holdings
-	snapA, sbB Snapshot
+	a, b   *side
+	p      int
+	ea, eb []tierIdx
+	held   bool
 }
 
 func (w *differ) pass(p int) {
 	w.p, w.held = p, false
-	w.ea = evictions(w.a, w.rank, p, w.ea[:0])
-	w.eb = evictions(w.b, w.rank, p, w.eb[:0])
+	w.ea = w.a.evictions(p)
+	w.eb = w.b.evictions(p)
 }
 
 // hold builds both runs' holdings at the end of the current pass, once.
@@ -143,142 +332,80 @@ func (w *differ) hold() {
 		return
 	}
 	w.held = true
-	w.ha.of(w.a, w.rank, w.p, &w.snapA)
-	w.hb.of(w.b, w.rank, w.p, &w.sbB)
+	w.a.hold(w.p)
+	w.b.hold(w.p)
+}
+
+// other is x's block in the other side's record (-1: none).
+func other(x tierIdx, from, to *side) tierIdx {
+	if x.b < 0 {
+		return tierIdx{x.tier, -1}
+	}
+	return tierIdx{x.tier, to.index(from.name(x.b))}
+}
+
+// same tells whether both runs hold the same blocks in the same tiers.
+func (w *differ) same() bool {
+	if w.a.n1 != w.b.n1 || w.a.n2() != w.b.n2() {
+		return false
+	}
+	ok := true
+	w.a.each(func(x tierIdx) { ok = ok && w.b.holds(other(x, w.a, w.b)) })
+	return ok
+}
+
+// heldOnly lists the blocks x holds and y does not, by tier and name.
+func (w *differ) heldOnly(x, y *side) []TierBlock {
+	var out []TierBlock
+	x.each(func(t tierIdx) {
+		if !y.holds(other(t, x, y)) {
+			out = append(out, TierBlock{tierNames[t.tier], x.name(t.b)})
+		}
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tier != out[j].Tier {
+			return out[i].Tier < out[j].Tier
+		}
+		return out[i].Block < out[j].Block
+	})
+	return out
 }
 
 // unmatched is each run's evictions of the pass that the other run did
-// not make.
-func (w *differ) unmatched() (onlyA, onlyB []TierBlock) {
+// not make (the same block from the same tier, by name).
+func (w *differ) unmatched() (onlyA, onlyB []tierIdx) {
 	if len(w.ea) == 0 && len(w.eb) == 0 {
 		return nil, nil
 	}
-	return subtract(w.ea, w.eb), subtract(w.eb, w.ea)
+	return subtract(w.ea, w.eb, w.a, w.b), subtract(w.eb, w.ea, w.b, w.a)
 }
 
-func subtract(x, y []TierBlock) []TierBlock {
-	var out []TierBlock
-	for _, tb := range x {
+func subtract(x, y []tierIdx, sx, sy *side) []tierIdx {
+	var out []tierIdx
+	for _, t := range x {
 		found := false
 		for _, o := range y {
-			if o == tb {
+			if o.tier == t.tier && o.b >= 0 && t.b >= 0 && sy.name(o.b) == sx.name(t.b) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			out = append(out, tb)
+			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// evictions appends the G1 and G2 evictions of one pass, in event order.
-func evictions(r *Record, rank, pass int, out []TierBlock) []TierBlock {
-	rl := r.ranks[rank]
-	from := 0
-	if pass > 1 {
-		from = rl.passes[pass-2].evEnd
-	}
-	for i := from; i < rl.passes[pass-1].evEnd; i++ {
-		e := rl.events.at(i)
-		kind, block := e.kind, ""
-		if kind&kindDecoded != 0 {
-			pe := &r.pub[e.a]
-			k, _ := kindOf(pe.Kind)
-			kind, block = k, pe.Block
-		} else if kind == evG1Evict || kind == evG2Evict {
-			block = r.BlockName(e.a)
-		}
-		switch kind {
-		case evG1Evict:
-			out = append(out, TierBlock{"g1", block})
-		case evG2Evict:
-			out = append(out, TierBlock{"g2", block})
-		}
-	}
-	return out
-}
-
-// holdings are the blocks a run holds at a pass end: cached G1 copies and
-// G2 entries, by name.
-type holdings struct {
-	g1, g2 map[string]bool
-}
-
-func (h *holdings) of(r *Record, rank, pass int, snap *Snapshot) {
-	if h.g1 == nil {
-		h.g1, h.g2 = map[string]bool{}, map[string]bool{}
-	}
-	clear(h.g1)
-	clear(h.g2)
-	pe := &r.ranks[rank].passes[pass-1]
-	snap.G1 = r.g1At(rank, pass).slots(snap.G1)
-	for _, sl := range snap.G1 {
-		if sl.Block >= 0 && sl.State != SlotPrivate && sl.State != SlotFree {
-			h.g1[r.BlockName(sl.Block)] = true
-		}
-	}
-	if d := r.Domain[rank]; d >= 0 {
-		for _, e := range r.g2At(d, pe.g2End).entries() {
-			h.g2[r.BlockName(e.Block)] = true
-		}
-	}
-}
-
-func (h *holdings) has(tb TierBlock) bool {
-	if tb.Tier == "g1" {
-		return h.g1[tb.Block]
-	}
-	return h.g2[tb.Block]
-}
-
-func (h *holdings) same(o *holdings) bool {
-	return sameSet(h.g1, o.g1) && sameSet(h.g2, o.g2)
-}
-
-// filter keeps the blocks h holds.
-func (h *holdings) filter(tbs []TierBlock) []TierBlock {
+// kept lists x's evictions that y holds at the pass end.
+func (w *differ) kept(evicted []tierIdx, x, y *side) []TierBlock {
 	var out []TierBlock
-	for _, tb := range tbs {
-		if h.has(tb) {
-			out = append(out, tb)
+	for _, t := range evicted {
+		if t.b >= 0 && y.holds(other(t, x, y)) {
+			out = append(out, TierBlock{tierNames[t.tier], x.name(t.b)})
 		}
 	}
 	return out
-}
-
-// minus lists the blocks h holds and o does not, by tier and name.
-func (h *holdings) minus(o *holdings) []TierBlock {
-	var out []TierBlock
-	for _, t := range []struct {
-		tier string
-		a, b map[string]bool
-	}{{"g1", h.g1, o.g1}, {"g2", h.g2, o.g2}} {
-		var names []string
-		for n := range t.a {
-			if !t.b[n] {
-				names = append(names, n)
-			}
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			out = append(out, TierBlock{t.tier, n})
-		}
-	}
-	return out
-}
-
-func sameSet(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // restores lists every (request, block) a rank loaded from G2.

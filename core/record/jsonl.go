@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -14,18 +15,21 @@ import (
 // what Decode needs to rebuild the record exactly: the slot and entry changes
 // of the pass, and the names of blocks and requests seen for the first time.
 type line struct {
-	Pass           int         `json:"pass"`
-	Worker         int         `json:"worker"`
-	Rank           int         `json:"rank"`
-	Role           string      `json:"role"`
-	Final          bool        `json:"final,omitempty"`
-	StartMs        vtime.Time  `json:"start_ms"`
-	ComputeStartMs vtime.Time  `json:"compute_start_ms"`
-	EndMs          vtime.Time  `json:"end_ms"`
-	Scheduled      []Scheduled `json:"scheduled"`
-	Events         []Event     `json:"events"`
-	G1             *g1Summary  `json:"g1"`
-	G2             *g2Summary  `json:"g2,omitempty"`
+	Pass           int        `json:"pass"`
+	Worker         int        `json:"worker"`
+	Rank           int        `json:"rank"`
+	Role           string     `json:"role"`
+	Final          bool       `json:"final,omitempty"`
+	StartMs        vtime.Time `json:"start_ms"`
+	ComputeStartMs vtime.Time `json:"compute_start_ms"`
+	EndMs          vtime.Time `json:"end_ms"`
+	// Bound is what limited a roofline or trained_physics pass: compute or
+	// memory (absent with fixed and polynomial timing).
+	Bound     string      `json:"bound,omitempty"`
+	Scheduled []Scheduled `json:"scheduled"`
+	Events    []Event     `json:"events"`
+	G1        *g1Summary  `json:"g1"`
+	G2        *g2Summary  `json:"g2,omitempty"`
 	// Checkpoint lines (each rank's first line and every line where the
 	// record keeps a checkpoint) carry capacities and the full slot map.
 	Checkpoint bool `json:"checkpoint,omitempty"`
@@ -99,7 +103,7 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 		}
 		info := r.info(ri, p)
 		ln := line{Pass: p, Worker: info.Rank.Worker, Rank: info.Rank.Rank, Role: info.Rank.Role, Final: pe.final,
-			StartMs: pe.start, ComputeStartMs: pe.computeStart, EndMs: pe.end, Scheduled: info.Scheduled,
+			StartMs: pe.start, ComputeStartMs: pe.computeStart, EndMs: pe.end, Bound: pe.bound.String(), Scheduled: info.Scheduled,
 			Events: r.events(ri, p)}
 		if ln.Scheduled == nil {
 			ln.Scheduled = []Scheduled{}
@@ -322,7 +326,7 @@ func Decode(rd io.Reader) (*Record, error) {
 			}
 			rl.g1.add(d)
 		}
-		pe := passEntry{start: ln.StartMs, computeStart: ln.ComputeStartMs, end: ln.EndMs, final: ln.Final, seq: rec.seq,
+		pe := passEntry{start: ln.StartMs, computeStart: ln.ComputeStartMs, end: ln.EndMs, final: ln.Final, bound: timing.BoundOf(ln.Bound), seq: rec.seq,
 			schedOff: int32(rec.sched.len()), schedLen: int32(len(ln.Scheduled))}
 		rec.seq++
 		for _, s := range ln.Scheduled {

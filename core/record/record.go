@@ -5,6 +5,7 @@ import (
 	"iter"
 	"strconv"
 
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -64,7 +65,8 @@ type passEntry struct {
 	schedOff, schedLen       int32 // scheduled requests in Record.sched
 	g1End, g2End, evEnd      int
 	final                    bool
-	seq                      int // global order of pass ends (line order)
+	bound                    timing.Bound // step models only
+	seq                      int          // global order of pass ends (line order)
 }
 
 type schedRaw struct{ req, tokens, prefill int32 }
@@ -265,7 +267,7 @@ func (r *Record) info(rank, pass int) PassInfo {
 		sc = append(sc, Scheduled{Request: r.Request(x.req), Tokens: int(x.tokens), Prefill: int(x.prefill)})
 	}
 	return PassInfo{Pass: pass, Rank: r.Ranks[rank], StartMs: pe.start, ComputeStartMs: pe.computeStart,
-		EndMs: pe.end, Scheduled: sc, Final: pe.final}
+		EndMs: pe.end, Bound: pe.bound.String(), Scheduled: sc, Final: pe.final}
 }
 
 // g1At rebuilds rank's G1 after pass.

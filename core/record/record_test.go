@@ -418,3 +418,40 @@ func BenchmarkDiff(b *testing.B) {
 		}
 	}
 }
+
+// TestDiffOfDecodedRecords: kvsim diff reads passes.jsonl; its result is
+// the live records' for every pair of §A's 192-block runs (SimpleCPU issues
+// its requests in another order and is still comparable).
+func TestDiffOfDecodedRecords(t *testing.T) {
+	var live, decoded []*record.Record
+	for _, row := range connectorRows[4:7] {
+		r, _, _ := run(t, "connectors.yaml", row.sets, false)
+		var buf bytes.Buffer
+		if err := r.WriteJSONL(&buf); err != nil {
+			t.Fatal(err)
+		}
+		d, err := record.Decode(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, decoded = append(live, r), append(decoded, d)
+	}
+	for i := range live {
+		for j := range live {
+			a, err := record.Diff(live[i], live[j], 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := record.Diff(decoded[i], decoded[j], 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("runs %d and %d: live and decoded diffs differ (first divergence %d, %d)", i, j, a.FirstDivergent, b.FirstDivergent)
+			}
+			if i != j && a.FirstDivergent == 0 {
+				t.Errorf("runs %d and %d never diverge", i, j)
+			}
+		}
+	}
+}

@@ -116,7 +116,7 @@ func (rr *Recorder) PassStart(rk *engine.Rank, start vtime.Time) {}
 // PassEnd closes one pass of rk (engine.Observer).
 func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd vtime.Time) {
 	r := rr.rankOf(rk)
-	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd,
+	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd, bound: res.Bound,
 		schedOff: int32(rr.rec.sched.len()), schedLen: int32(len(res.Scheduled))}
 	for _, s := range res.Scheduled {
 		pf := max(0, min(s.Before+s.Tokens, s.Req.PromptLen)-s.Before)

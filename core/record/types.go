@@ -126,7 +126,10 @@ type PassInfo struct {
 	StartMs        vtime.Time
 	ComputeStartMs vtime.Time
 	EndMs          vtime.Time
-	Scheduled      []Scheduled
+	// Bound is what limited a roofline or trained_physics pass ("compute"
+	// or "memory"; "" otherwise).
+	Bound     string
+	Scheduled []Scheduled
 	// Final marks the extra line that carries changes after the rank's
 	// last pass (transfers that complete while the rank idles to the end).
 	Final bool

@@ -9,6 +9,7 @@ import (
 	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/trace"
 )
 
@@ -85,6 +86,10 @@ type Size struct {
 	G2Total    float64 // Σ G2 blocks over all tiers
 	Indexes    int     // identity-indexed tables (one per rank and per G2 tier)
 	PD         bool
+	// GapRuns are the inter-token gap runs the records have room for
+	// beyond the two of bytesPerRequest: with a modelled pass time, one per
+	// output token up to 1,024 per request (engine.gapCapacities).
+	GapRuns float64
 }
 
 // Per-item byte costs of the estimate: the structures the engine sizes up
@@ -93,6 +98,7 @@ type Size struct {
 const (
 	bytesPerToken    = 4 + 4.0/16 // a uint32 token and its share of a block-identity list
 	bytesPerSlot     = 4          // one int32 block-table slot
+	bytesPerGap      = 8          // one report.Gap
 	bytesPerIdentity = 24 + 8     // an identity trie node and its origin
 	bytesPerIndex    = 4 * 2      // per rank and tier: identity → slot (first, last)
 	bytesPerG1Block  = 40 + 4     // a G1 slot and its free-list entry
@@ -118,7 +124,7 @@ func (s *Size) MemoryBytes() float64 {
 		reqs *= 2
 		slots *= 2
 	}
-	return reqs*bytesPerRequest + s.Tokens*bytesPerToken + slots*bytesPerSlot +
+	return reqs*bytesPerRequest + s.GapRuns*bytesPerGap + s.Tokens*bytesPerToken + slots*bytesPerSlot +
 		s.Identities*(bytesPerIdentity+float64(s.Indexes)*bytesPerIndex) + s.G1Total*bytesPerG1Block +
 		s.G2Total*bytesPerG2Block
 }
@@ -156,6 +162,7 @@ func syntheticSize(cfg *config.Config, s *Size) {
 	case config.SourceSynthetic:
 		reqs := float64(stop.Requests)
 		per := float64(src.InputTokens) + float64(src.OutputTokens)
+		s.GapRuns = modelledGapRuns(cfg, reqs, src.OutputTokens)
 		s.Requests = int64(stop.Requests)
 		s.Tokens = reqs * per
 		s.KVSlots = reqs * (math.Floor(per/bs) + 1)
@@ -165,6 +172,7 @@ func syntheticSize(cfg *config.Config, s *Size) {
 		sessions := float64(stop.Sessions)
 		per := float64(src.NewInputTokensPerTurn) + float64(src.OutputTokensPerTurn)
 		s.Requests = int64(min(sessions*t, math.MaxInt64/2))
+		s.GapRuns = modelledGapRuns(cfg, sessions*t, src.OutputTokensPerTurn)
 		s.Tokens = sessions * t * per
 		// Turn k (from 1) of a session is sized for k × per tokens.
 		s.KVSlots = sessions*per*t*(t+1)/2/bs + sessions*t
@@ -190,6 +198,7 @@ func workloadSize(cfg *config.Config, wl *trace.Workload, s *Size) {
 			known += float64(t.ContentLength) + float64(t.OutputLength)
 			slots += math.Floor(known/bs) + 1
 			outputs += math.Floor(float64(t.OutputLength)/bs) + 1
+			s.GapRuns += modelledGapRuns(cfg, 1, t.OutputLength)
 			content = max(content, float64(max(t.RunLength, 1)))
 			if !wl.Accumulate {
 				s.Tokens += known
@@ -293,4 +302,15 @@ func thousandsF(v float64) string {
 		return numfmt.Thousands(int64(v))
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// modelledGapRuns is the gap runs beyond two that n requests of out output
+// tokens have room for: none with fixed timing everywhere.
+func modelledGapRuns(cfg *config.Config, n float64, out int) float64 {
+	for _, r := range cfg.Roles() {
+		if r.Timing.Kind != timing.Fixed {
+			return n * float64(max(min(out, 1024)-2, 0))
+		}
+	}
+	return 0
 }

@@ -14,6 +14,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"path"
 
@@ -76,12 +77,54 @@ func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Run(); err != nil {
+	// An agentic profile builds a number of play instances; when the run
+	// needs more, it is replayed (deterministically) with four times as many.
+	for err = e.Run(); errors.Is(err, engine.ErrProfileBudget); err = e.Run() {
+		if opts.ProfilePlays <= 0 {
+			opts.ProfilePlays = engine.DefaultProfileBudget(cfg.Traffic.Load.AgenticLanes)
+		}
+		opts.ProfilePlays *= 4
+		if opts.Observer != nil {
+			return nil, cfg.Refuse("traffic.load.agentic_profile", fmt.Sprintf(
+				"not supported yet: recording the passes of a profile that needs more than %d play instances", opts.ProfilePlays/4))
+		}
+		if e, err = engine.New(cfg, wl, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	res := &Result{Config: cfg, Engine: e, Records: e.Records}
 	res.Summary = report.Summarize(e.Records, e.Dispatched(), e.RunStats())
+	res.Summary.Agentic = agenticReport(cfg, e)
 	return res, nil
+}
+
+// agenticReport copies the engine's snapshot, warmup and profile evidence
+// into the report (nil when no agentic load control is on).
+func agenticReport(cfg *config.Config, e *engine.Engine) *report.Agentic {
+	cuts := e.Snapshots()
+	if cuts == nil {
+		return nil
+	}
+	a := &report.Agentic{Seed: cfg.Traffic.Load.AgenticSnapshot.Seed}
+	for _, c := range cuts {
+		a.Snapshots = append(a.Snapshots, report.Snapshot{Lane: c.Lane, Play: c.Play, TStarMs: c.TStarMs,
+			FirstMs: c.FirstMs, LastMs: c.LastMs, History: c.History, Remaining: c.Live, Primer: len(c.Primers)})
+	}
+	if w := e.Warmup(); w != nil {
+		a.Phases = &report.Phases{ProfileStartMs: w.ProfileStartMs, QuiescentMs: w.QuiescentMs}
+		for _, l := range w.Lanes {
+			a.Phases.Lanes = append(a.Phases.Lanes, report.WarmupLane{Primers: l.Primers, WarmupCompleted: l.WarmupCompleted})
+		}
+	}
+	if p := e.Profile(); p != nil {
+		a.Profile = &report.Profile{StartMs: p.StartMs, CutoffMs: p.CutoffMs, GraceEndMs: p.GraceEndMs,
+			FinishedAtMs: p.FinishedAtMs, PlaysStarted: p.PlaysStarted, Issued: p.Issued, Successful: p.Successful,
+			Canceled: p.Canceled, NeverIssued: p.NeverIssued, ClientInFlight: p.ClientInFlight, IdleShift: len(p.IdleShifts)}
+	}
+	return a
 }
 
 // PredictionJSON is prediction.json.

@@ -1,14 +1,20 @@
 package replay
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -86,5 +92,130 @@ func TestModelledTimingRuns(t *testing.T) {
 		if itl := short.LastTokenMs - short.FirstTokenMs; !(itl > 0 && itl < vtime.Time(ts)) {
 			t.Errorf("%s: decode step %v ms after a %v ms prefill", typ, itl, ts)
 		}
+	}
+}
+
+// TestPassBound: a roofline pass says what bounds it, in the record and in
+// passes.jsonl (written and read back); a long prefill is compute-bound and
+// a lone decode step memory-bound (the weights dominate). Fixed timing
+// writes no bound.
+func TestPassBound(t *testing.T) {
+	bounds := func(timingYAML string) []string {
+		cfg, err := config.Parse("t.yaml", ".", []byte(timingConfig(timingYAML)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, 256)
+		for i := range ids {
+			ids[i] = strconv.Itoa(i + 1)
+		}
+		line := `{"timestamp":0,"input_length":4096,"output_length":2,"hash_ids":[` + strings.Join(ids, ",") + "]}\n"
+		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(line)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := record.NewRecorder()
+		if _, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr}); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := rr.Record().WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		dec, err := record.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for p := 1; p <= dec.NumPasses(0); p++ {
+			in, err := dec.Info(0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, in.Bound)
+		}
+		return out
+	}
+	if got := bounds("{type: roofline}"); len(got) != 2 || got[0] != "compute" || got[1] != "memory" {
+		t.Errorf("roofline bounds %q; want [compute memory]", got)
+	}
+	if got := bounds("{type: fixed, prefill_ms: 2, decode_ms: 1}"); len(got) != 2 || got[0] != "" || got[1] != "" {
+		t.Errorf("fixed bounds %q; want none", got)
+	}
+}
+
+// timedDigestsGolden pins the reports of the modelled-timing worlds; it is
+// written natively with -update and checked natively and under GOOS=js
+// GOARCH=wasm (the determinism rule for the timing models' arithmetic).
+var timedDigestsGolden = filepath.Join("testdata", "timed-world-digests.golden")
+
+// TestRandomWorldsModelledTiming runs the first 150 random worlds of
+// TestRandomWorldsRunClean with every role's timing replaced by a modelled
+// one (polynomial, roofline, trained_physics in turn; Llama-3.1-8B on an
+// H100), with the invariant checker on: none may panic, trip an invariant
+// or leave requests unaccounted for, and two runs give the same bytes. The
+// SHA-256 of the reports of the first 60 are pinned in
+// testdata/timed-world-digests.golden.
+func TestRandomWorldsModelledTiming(t *testing.T) {
+	types := []string{"polynomial", "roofline", "trained_physics"}
+	n := uint64(150)
+	if runtime.GOARCH == "wasm" {
+		n = 60
+	}
+	ran := 0
+	var digests strings.Builder
+	for seed := uint64(1); seed <= n; seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		base, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		typ := types[seed%3]
+		sets := []string{"engine.model=llama-3.1-8b", "engine.hardware=h100"}
+		for _, r := range base.Roles() {
+			sets = append(sets, "engine.workers."+r.Name+".timing={type: "+typ+"}")
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
+		if err != nil {
+			t.Errorf("world %d with %s timing: %v", seed, typ, err)
+			continue
+		}
+		ran++
+		t.Run(fmt.Sprintf("%d-%s-%s", seed, kind, typ), func(t *testing.T) {
+			first := runClean(t, cfg, rows)
+			second := runClean(t, cfg, rows)
+			for k, name := range []string{"prediction.json", "requests.jsonl", "passes.jsonl"} {
+				if !bytes.Equal(first[k], second[k]) {
+					t.Errorf("%s differs between two runs\n%s", name, yaml)
+				}
+			}
+			if seed <= 60 {
+				fmt.Fprintf(&digests, "%d %s %s", seed, kind, typ)
+				for _, o := range first {
+					fmt.Fprintf(&digests, " %x", sha256.Sum256(o))
+				}
+				digests.WriteByte('\n')
+			}
+		})
+	}
+	if ran < int(n)*2/3 {
+		t.Errorf("only %d worlds ran", ran)
+	}
+	got := digests.String()
+	if *update {
+		if runtime.GOOS == "js" {
+			t.Fatal("-update must run natively")
+		}
+		if err := os.WriteFile(timedDigestsGolden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(timedDigestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("modelled-timing world digests differ from %s:\n%s", timedDigestsGolden, got)
 	}
 }

@@ -369,3 +369,103 @@ func TestAgentxWarmupPerLane(t *testing.T) {
 		})
 	}
 }
+
+// TestAgenticSupportMatrix re-expresses aisimulate's
+// test_agentic_invalid_configuration_matrix_rejects_python_and_native and
+// test_agentic_g3_rejection_matches_without_requiring_g2 (its Weka G2
+// acceptance tests) over the weka form, on each role of the aggregated
+// (dp_rank_local) and P/D (cluster_shared) deployments, and dynamo's
+// test_1p1d_shared_pool_rejects_incompatible_participants. Where kvsim
+// rejects a fault before the agentic rules (it models only vLLM, without
+// speculative decoding, planners or scaling), its own message is expected
+// (docs/model/agentic.md ("Agentic G2 restrictions")).
+func TestAgenticSupportMatrix(t *testing.T) {
+	const workers = "agentic host offload requires one aggregated worker or one prefill and one decode worker"
+	const dp = "agentic host offload requires attention DP=1 on every role"
+	const g3 = "agentic replay does not support G3 offload"
+	agg, pd := agentxConfig("weka", "dp_rank_local"), pdConfig(1)
+	g3Set := func(role string) string {
+		return "engine.workers." + role + ".kv_cache.g3_offload={scope: worker_local, num_g3_blocks: 8}"
+	}
+	for _, c := range []struct {
+		name, cfg, set, want string
+	}{
+		{"workers/aggregated (cluster_shared)", agentxConfig("weka", "cluster_shared"), "engine.workers.aggregated.parallelism.replicas=2", workers},
+		{"workers/prefill", pd, "engine.workers.prefill.parallelism.replicas=2", workers},
+		{"workers/decode", pd, "engine.workers.decode.parallelism.replicas=2", workers},
+		{"dp/aggregated", agg, "engine.workers.aggregated.parallelism.attention_data=2", dp},
+		{"dp/prefill", pd, "engine.workers.prefill.parallelism.attention_data=2", dp},
+		{"dp/decode", pd, "engine.workers.decode.parallelism.attention_data=2", dp},
+		{"backend", agg, "engine.backend=sglang", `"sglang" is not modelled; only vllm is supported`},
+		{"nextn", agg, "engine.nextn=1", `unknown key "nextn"`},
+		{"speculation", agg, "engine.workers.aggregated.speculation={num_speculative_tokens: 1}", `unknown key "speculation"`},
+		{"g3/aggregated", agg, g3Set("aggregated"), g3},
+		{"g3/prefill", pd, g3Set("prefill"), g3},
+		{"g3/decode", pd, g3Set("decode"), g3},
+		{"g3 without G2", agentxConfig("weka", ""), g3Set("aggregated"), g3},
+		{"scope", agg, "engine.workers.aggregated.kv_cache.host_offload.scope=unsupported_scope", "dp_rank_local"},
+		{"scaling", agg + "planner: {}\n", "", `unknown key "planner"`},
+		{"shared num_host_blocks", pd, "engine.workers.decode.kv_cache.host_offload.num_host_blocks=16", "cluster_shared host_offload participants are incompatible"},
+		{"shared h2d", pd, "engine.workers.decode.kv_cache.host_offload.shared_h2d_bandwidth_gbps=2", "cluster_shared host_offload participants are incompatible"},
+		{"shared layout", pd, "engine.workers.decode.parallelism.tensor=2", "cluster_shared host_offload participants are incompatible"},
+	} {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		_, err := config.Parse("c.yaml", ".", []byte(c.cfg), sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error containing %q", c.name, err, c.want)
+		}
+	}
+	// kvsim's extension: several aggregated workers, each with a private
+	// dp_rank_local G2, run agentic traffic (aisimulate refuses them).
+	if _, err := config.Parse("c.yaml", ".", []byte(agg), []string{"engine.workers.aggregated.parallelism.replicas=2"}); err != nil {
+		t.Errorf("two aggregated workers with private G2: %v", err)
+	}
+}
+
+// TestAgentx1P1DSharedPool re-expresses dynamo's
+// test_agentx_g2.py::test_1p1d_shared_pool_counts_capacity_and_first_reuse_once
+// over the weka form: one pool of 8 blocks, one request restoring 8 tokens
+// once, admitted on both pools; with a 1-block pool nothing is restored and
+// more prefill is committed.
+func TestAgentx1P1DSharedPool(t *testing.T) {
+	text := agentxTrace("weka")
+	res := runText(t, pdConfig(1), text)
+	if res.Summary.CompletedRequests != 4 || len(res.Summary.Domains) != 1 || res.Summary.Domains[0].CapacityBlocks != 8 {
+		t.Fatalf("completed %d, domains %+v; want 4 and one pool of 8 blocks", res.Summary.CompletedRequests, res.Summary.Domains)
+	}
+	hits := hostHits(res)
+	if len(hits) != 1 || res.Records[hits[0]].FirstHost != 8 || restored(res) != 8 {
+		t.Fatalf("host hits %v, restored %d; want one of 8 tokens", hits, restored(res))
+	}
+	pools := map[string]bool{}
+	for _, a := range res.Records[hits[0]].Admissions {
+		pools[a.Pool] = true
+	}
+	if !pools["prefill"] || !pools["decode"] {
+		t.Errorf("admission pools %v; want prefill and decode", pools)
+	}
+	small := runText(t, pdConfig(1), text,
+		"engine.workers.prefill.kv_cache.host_offload.num_host_blocks=1",
+		"engine.workers.decode.kv_cache.host_offload.num_host_blocks=1")
+	if len(hostHits(small)) != 0 || small.Summary.CommittedPrefillTokens <= res.Summary.CommittedPrefillTokens {
+		t.Errorf("1-block pool: host hits %v, committed %d; want none and more than %d",
+			hostHits(small), small.Summary.CommittedPrefillTokens, res.Summary.CommittedPrefillTokens)
+	}
+}
+
+// TestNonAgenticG2KeepsWorkersAndDP re-expresses dynamo's
+// test_agentx_g2.py::test_non_agentic_g2_keeps_multiple_worker_dp_support:
+// the agentic restrictions do not reach mooncake traces, which run on two
+// workers of attention DP 2 sharing one cluster_shared pool of 8 blocks.
+func TestNonAgenticG2KeepsWorkersAndDP(t *testing.T) {
+	for _, format := range []string{"mooncake", "mooncake-delta"} {
+		res := runText(t, agentxConfig(format, "cluster_shared"), agentxTrace(format),
+			"engine.workers.aggregated.parallelism.replicas=2", "engine.workers.aggregated.parallelism.attention_data=2")
+		if res.Summary.CompletedRequests != 4 || len(res.Summary.Domains) != 1 || res.Summary.Domains[0].CapacityBlocks != 8 {
+			t.Errorf("%s: completed %d, domains %+v; want 4 and one pool of 8 blocks", format, res.Summary.CompletedRequests, res.Summary.Domains)
+		}
+	}
+}

@@ -87,6 +87,8 @@ type Summary struct {
 	KVCR                                             bool
 	G3                                               *G3
 	Workers                                          []WorkerLoad
+	// Agentic holds the agentic load controls' sections (nil without them).
+	Agentic *Agentic
 }
 
 // G3 is the storage tier's activity (docs/model/g3.md ("Report")).

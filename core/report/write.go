@@ -126,6 +126,9 @@ func workersJSON(ws []WorkerLoad) []byte {
 func PredictionJSON(s Summary) []byte {
 	o := newObj(nil)
 	o.raw("summary", SummaryJSON(s))
+	if s.Agentic != nil {
+		appendAgentic(o, s.Agentic)
+	}
 	return append(o.end(), '\n')
 }
 

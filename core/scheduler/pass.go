@@ -7,6 +7,7 @@ import (
 	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
+	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -23,6 +24,7 @@ func (k *Rank) Pass(now vtime.Time) *PassResult {
 	res.Admissions = res.Admissions[:0]
 	res.Preempted = res.Preempted[:0]
 	res.PrefillTokens = 0
+	res.Bound = timing.NoBound
 	k.storeDue = k.storeDue[:0]
 
 	budget := k.Cfg.MaxBatchedTokens
@@ -74,10 +76,11 @@ func (k *Rank) scheduledOf(r *request.Request) *Scheduled {
 	return &k.res.Scheduled[r.PassSlot]
 }
 
-// time applies the fixed pass-timing rule
-// (docs/model/pass.md ("Pass timing")): prefill time if any scheduled request
-// does prefill work, decode time if any makes a pure decode step; a request
-// that finishes its prefill emits its first token without decode time.
+// time applies the fixed pass-timing rule (docs/model/pass.md ("Pass
+// timing")): prefill time if any scheduled request does prefill work, decode
+// time if any makes a pure decode step; a request that finishes its prefill
+// emits its first token without decode time. A modelled timing goes to
+// timeModelled.
 func (k *Rank) time(now vtime.Time) {
 	res := &k.res
 	start := now
@@ -116,7 +119,7 @@ func (k *Rank) time(now vtime.Time) {
 func (k *Rank) timeModelled(start vtime.Time) {
 	res := &k.res
 	b := &k.batch
-	b.Reset()
+	b.Reset(k.Cfg.Timing.NeedsSteps())
 	for _, s := range res.Scheduled {
 		r := s.Req
 		emits := r.Computed == r.Len() && !k.generationComplete(r)
@@ -132,6 +135,7 @@ func (k *Rank) timeModelled(start vtime.Time) {
 	}
 	d := k.Cfg.Timing.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
 	res.End = start + d.Prefill + d.Decode
+	res.Bound = d.Bound
 }
 
 // emitTokens lets every running request whose known tokens all have KV

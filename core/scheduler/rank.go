@@ -1,8 +1,8 @@
 // Package scheduler owns the vLLM scheduler pass of one DP rank
 // (docs/model/pass.md): the running list, the waiting and
 // connector-waiting queues, chunked prefill, LIFO recompute preemption, the
-// admission test, and the fixed pass-timing rule. It calls the G2 connector
-// only through the hooks of package connector, at the points
+// admission test, and pass timing (fixed, or a core/timing model). It calls
+// the G2 connector only through the hooks of package connector, at the points
 // docs/model/g2.md ("The hooks") names, so the connector profiles plug in
 // without touching this code.
 //
@@ -247,6 +247,8 @@ type PassResult struct {
 	// Admissions happen at Start.
 	Admissions []Admission
 	Preempted  []*request.Request
+	// Bound is what limits a step-model pass (timing.NoBound otherwise).
+	Bound timing.Bound
 	// Changed is false when the pass scheduled nothing and moved no state,
 	// so running it again at the same instant would be pointless.
 	Changed bool

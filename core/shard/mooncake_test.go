@@ -12,10 +12,10 @@ import (
 	"github.com/kvsim/kvsim/core/sweep"
 )
 
-// mooncakeVar names the directory holding the full Mooncake conversation
-// trace and its config (conversation.yaml, conversation_trace.jsonl). The
-// tests that read it are checks by hand: minutes of CPU, skipped when it
-// is unset (as in CI).
+// mooncakeVar names the Mooncake case's conversation.yaml, beside the full
+// conversation trace (as for core/sweep's TestRoutingMooncake). The tests
+// that read it are checks by hand: minutes of CPU, skipped when it is
+// unset (as in CI).
 const mooncakeVar = "KVSIM_MOONCAKE"
 
 func mooncake(t *testing.T, vary ...string) (*sweep.Plan, replay.Traces) {
@@ -24,11 +24,12 @@ func mooncake(t *testing.T, vary ...string) (*sweep.Plan, replay.Traces) {
 
 func mooncakeSet(t *testing.T, sets []string, vary ...string) (*sweep.Plan, replay.Traces) {
 	t.Helper()
-	dir := os.Getenv(mooncakeVar)
-	if dir == "" {
-		t.Skipf("%s is not set (the directory of conversation.yaml and conversation_trace.jsonl)", mooncakeVar)
+	path := os.Getenv(mooncakeVar)
+	if path == "" {
+		t.Skipf("set %s to the Mooncake case's conversation.yaml", mooncakeVar)
 	}
-	cfg, err := os.ReadFile(filepath.Join(dir, "conversation.yaml"))
+	dir := filepath.Dir(path)
+	cfg, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,10 @@ func TestMooncakeShards(t *testing.T) {
 // took (one point at a time, so the process's CPU time is the point's):
 // the figures of docs/sweep.md ("Cost of a point").
 func TestMooncakeCost(t *testing.T) {
-	vary := strings.Fields(os.Getenv("KVSIM_MOONCAKE_VARY"))
+	var vary []string // KVSIM_MOONCAKE_VARY: --vary arguments separated by ";"
+	if v := os.Getenv("KVSIM_MOONCAKE_VARY"); v != "" {
+		vary = strings.Split(v, ";")
+	}
 	if len(vary) == 0 {
 		vary = []string{"host_offload.num_host_blocks=25000,200000", "connector=offloading_v0_24,simple_cpu_v0_32",
 			"parallelism.replicas=1,2,4"}

@@ -15,7 +15,7 @@ func BenchmarkPass64(b *testing.B) {
 			}
 			var bt Batch
 			for i := 0; i < b.N; i++ {
-				bt.Reset()
+				bt.Reset(m.NeedsSteps())
 				for j := range 64 {
 					bt.DecodeStep(300 + j)
 					bt.Emit(301 + j)

@@ -155,13 +155,13 @@ func TestStepTimesAreBLISs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b Batch
+		b := Batch{Steps: true}
 		blisBatches[c.batch](&b)
 		var got int64
 		if kind == Roofline {
-			got = s.rooflineUs(b.steps.work, true, true)
+			got, _ = s.rooflineUs(b.steps.work, true, true)
 		} else {
-			got = s.physicsUs(b.steps.work, true, true)
+			got, _ = s.physicsUs(b.steps.work, true, true)
 		}
 		if got != c.us {
 			t.Errorf("%s %s on %d × %s, %s: %d µs; BLIS %d µs", c.backend, c.model, c.tp, c.gpu, c.batch, got, c.us)

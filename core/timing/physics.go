@@ -10,8 +10,10 @@ package timing
 const kvElementBytes = 2.0 // BLIS: the KV cache is FP16 whatever the weights
 
 // physicsUs is BLIS's TrainedPhysicsModel.StepTime in microseconds, at
-// dp = 1 with balanced expert placement and no shared experts.
-func (s *Step) physicsUs(work []stepWork, prefill, decode bool) int64 {
+// dp = 1 with balanced expert placement and no shared experts, and whether
+// its corrected compute terms or its corrected memory terms (KV traffic
+// and weights) were the larger.
+func (s *Step) physicsUs(work []stepWork, prefill, decode bool) (int64, Bound) {
 	a := &s.Arch
 	var pfTokens, dcTokens, sumCtx, pfAttn float64
 	var batch float64
@@ -39,7 +41,7 @@ func (s *Step) physicsUs(work []stepWork, prefill, decode bool) int64 {
 		}
 	}
 	if batch == 0 {
-		return 0
+		return 0, NoBound
 	}
 	moe, dense := a.layerSplit()
 	group := tp // the MoE group is TP × DP, with DP = 1
@@ -105,7 +107,8 @@ func (s *Step) physicsUs(work []stepWork, prefill, decode bool) int64 {
 		B[5]*batch +
 		B[6] +
 		B[7]*0*float64(moe)
-	return clampUs(step)
+	bound := boundOf(B[0]*tPfCompute+B[1]*tDcCompute, B[8]*tPfKv+B[9]*tDcKv+B[2]*tWeight)
+	return clampUs(step), bound
 }
 
 // allReduce is BLIS's ring all-reduce basis in µs: units × tokens × hidden

@@ -2,7 +2,6 @@ package timing
 
 import (
 	"math"
-	"math/big"
 
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -72,28 +71,22 @@ func secondsOf(ns int64) float64 {
 
 // durationNs converts s seconds (finite, non-negative) to nanoseconds
 // rounded to nearest, ties to even, on the exact value of s × 10⁹, as
-// Rust's Duration::from_secs_f64 does. Only a product within rounding
-// error of a tie needs the exact arithmetic.
+// Rust's Duration::from_secs_f64 does. The product is exactly hi + lo (lo
+// from a fused multiply-add), so the side of the half is decided exactly
+// without big numbers (math/big would grow the web worker's wasm).
 func durationNs(s float64) int64 {
 	if !(s > 0) {
 		return 0
 	}
-	x := s * 1e9
-	fl := math.Floor(x)
-	if math.Abs(x-fl-0.5) > x*1e-15+1e-9 {
-		return int64(math.Floor(x + 0.5))
+	hi := s * 1e9
+	lo := math.FMA(s, 1e9, -hi)
+	fl := math.Floor(hi)
+	switch d := (hi - fl - 0.5) + lo; {
+	case d > 0:
+		return int64(fl) + 1
+	case d < 0:
+		return int64(fl)
 	}
-	exact := new(big.Float).SetPrec(256).SetFloat64(s)
-	exact.Mul(exact, new(big.Float).SetPrec(256).SetInt64(1e9))
-	whole, _ := exact.Int(nil)
-	frac := new(big.Float).SetPrec(256).Sub(exact, new(big.Float).SetInt(whole))
-	switch frac.Cmp(big.NewFloat(0.5)) {
-	case 1:
-		whole.Add(whole, big.NewInt(1))
-	case 0:
-		if whole.Bit(0) == 1 {
-			whole.Add(whole, big.NewInt(1))
-		}
-	}
-	return whole.Int64()
+	n := int64(fl)
+	return n + n&1 // a tie goes to the even neighbour
 }

@@ -44,7 +44,7 @@ func TestPolynomialDecodeFormula(t *testing.T) {
 
 func TestFullyCachedPromptSkipsPrefill(t *testing.T) {
 	m := &Model{Kind: Polynomial, Speedup: 1, DecodeSpeedup: 1, KVTokens: 1024}
-	var b Batch
+	b := Batch{Steps: true}
 	b.Prefill(128, 0, 128) // nothing of the prompt left to compute
 	if d := m.Pass(&b, true, true); d.Prefill != 0 {
 		t.Errorf("prefill of a fully cached prompt = %v; want 0", d.Prefill)
@@ -70,7 +70,7 @@ func TestModeledDurationAppliesSpeedupAndZeroMeansUnscaled(t *testing.T) {
 // prefixes; the decode batch is every emitter.
 func TestMixedBatch(t *testing.T) {
 	m := &Model{Kind: Polynomial, Speedup: 1, DecodeSpeedup: 1, KVTokens: 10000}
-	var b Batch
+	b := Batch{Steps: true}
 	b.Prefill(0, 1000, 1000)   // whole prompt: ISL 1000, prefix 0
 	b.Prefill(500, 301, 2000)  // a chunk: ISL 801, prefix 500
 	b.Prefill(100, 1900, 2000) // after a cached prefix: ISL 2000, prefix 100
@@ -88,7 +88,7 @@ func TestMixedBatch(t *testing.T) {
 	}
 	// Without a pure decode step the emitters cost no decode time
 	// (docs/model/pass.md ("Pass timing")).
-	b.Reset()
+	b.Reset(true)
 	b.Prefill(0, 1000, 1000)
 	b.Emit(1000)
 	if d := m.Pass(&b, true, true); d.Decode != 0 {
@@ -96,7 +96,7 @@ func TestMixedBatch(t *testing.T) {
 	}
 	// Decode speedup scales decode time only, on top of the speedup.
 	m2 := &Model{Kind: Polynomial, Speedup: 2, DecodeSpeedup: 4, KVTokens: 10000}
-	b.Reset()
+	b.Reset(true)
 	b.Prefill(0, 1000, 1000)
 	b.DecodeStep(5000)
 	b.Emit(5001)
@@ -113,12 +113,14 @@ func TestMixedBatch(t *testing.T) {
 // nearest on the exact value of the float64 seconds (2.5e-9 is stored as
 // 2.50000000000000010e-9, 3.5e-9 as 3.49999999999999980e-9 and
 // 1.0000000015 as 1.00000000149999996, so the products look like ties but
-// are not).
+// are not); an exact tie goes to the even neighbour.
 func TestDurationRounding(t *testing.T) {
 	for _, c := range []struct {
 		s    float64
 		want int64
-	}{{0.999e-9, 1}, {4.2e-7, 420}, {2.5e-9, 3}, {3.5e-9, 3}, {1.0000000015, 1000000001}, {0, 0}} {
+	}{{0.999e-9, 1}, {4.2e-7, 420}, {2.5e-9, 3}, {3.5e-9, 3}, {1.0000000015, 1000000001}, {0, 0},
+		// exact ties: 2⁻¹⁰ s is 976,562.5 ns, 3·2⁻¹⁰ s is 2,929,687.5 ns
+		{1.0 / 1024, 976562}, {3.0 / 1024, 2929688}} {
 		if got := durationNs(c.s); got != c.want {
 			t.Errorf("durationNs(%v) = %d; want %d", c.s, got, c.want)
 		}

@@ -90,8 +90,9 @@ func (c *rooflineConsts) dynamic(a *Arch, seq, newT float64) float64 {
 	return total - w
 }
 
-// rooflineUs is BLIS's rooflineStepTime in microseconds.
-func (s *Step) rooflineUs(work []stepWork, prefill, decode bool) int64 {
+// rooflineUs is BLIS's rooflineStepTime in microseconds, and whether its
+// compute or its memory time was the larger.
+func (s *Step) rooflineUs(work []stepWork, prefill, decode bool) (int64, Bound) {
 	a, c := &s.Arch, s.rc
 	tp := float64(s.TP)
 	peak := s.GPU.TFlops * 1e12
@@ -126,9 +127,9 @@ func (s *Step) rooflineUs(work []stepWork, prefill, decode bool) int64 {
 		}
 	}
 	if !any {
-		return 0
+		return 0, NoBound
 	}
 	weights := c.weights(a, float64(tokens)) / tp
 	mem := (weights + dynamic) / bw
-	return clampUs(math.Max(compute, mem) * 1e6)
+	return clampUs(math.Max(compute, mem) * 1e6), boundOf(compute, mem)
 }

@@ -84,16 +84,26 @@ func NewStep(kind Kind, a Arch, g GPU, tp int, beta []float64) (*Step, error) {
 	return st, nil
 }
 
-// Time returns the pass's step time in milliseconds; prefill and decode
-// select which work the role charges. A pass with no such work takes none.
-func (s *Step) Time(b *stepBatch, prefill, decode bool) vtime.Time {
+// Time returns the pass's step time in milliseconds and what bounds it;
+// prefill and decode select which work the role charges. A pass with no
+// such work takes none.
+func (s *Step) Time(b *stepBatch, prefill, decode bool) (vtime.Time, Bound) {
 	var us int64
+	var bound Bound
 	if s.Kind == Roofline {
-		us = s.rooflineUs(b.work, prefill, decode)
+		us, bound = s.rooflineUs(b.work, prefill, decode)
 	} else {
-		us = s.physicsUs(b.work, prefill, decode)
+		us, bound = s.physicsUs(b.work, prefill, decode)
 	}
-	return vtime.Time(float64(us) / 1000)
+	return vtime.Time(float64(us) / 1000), bound
+}
+
+// boundOf names the larger of a step's compute and memory times.
+func boundOf(compute, memory float64) Bound {
+	if compute >= memory {
+		return ComputeBound
+	}
+	return MemoryBound
 }
 
 // clampUs truncates a step time to whole microseconds, at least 1.

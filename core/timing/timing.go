@@ -95,16 +95,22 @@ type Batch struct {
 	EmitLen  int64
 	// Decode is set when some request makes a pure decode step.
 	Decode bool
-	// steps holds the per-request work for the step models.
+	// steps holds the per-request work for the step models; only they
+	// need it (Steps).
 	steps stepBatch
+	Steps bool
 }
 
-// Reset empties b for a new pass.
-func (b *Batch) Reset() {
-	steps := b.steps
-	steps.reset()
-	*b = Batch{steps: steps}
+// Reset empties b for a new pass; steps says whether it keeps each
+// request's work (the step models need it, the polynomial does not).
+func (b *Batch) Reset(steps bool) {
+	s := b.steps
+	s.reset()
+	*b = Batch{steps: s, Steps: steps}
 }
+
+// NeedsSteps tells whether the model reads each request's work.
+func (m *Model) NeedsSteps() bool { return m.Kind == Roofline || m.Kind == TrainedPhysics }
 
 // Prefill adds a request that computes n tokens after before, with a prompt
 // of promptLen tokens (prefill work: docs/model/pass.md ("Pass timing")).
@@ -115,14 +121,18 @@ func (b *Batch) Prefill(before, n, promptLen int) {
 		b.TotalISL += int64(pb + pt)
 		b.TotalPref += int64(pb)
 	}
-	b.steps.prefill(before, n, promptLen)
+	if b.Steps {
+		b.steps.prefill(before, n, promptLen)
+	}
 }
 
 // DecodeStep adds a request that makes a pure decode step with before
 // tokens of context.
 func (b *Batch) DecodeStep(before int) {
 	b.Decode = true
-	b.steps.decode(before)
+	if b.Steps {
+		b.steps.decode(before)
+	}
 }
 
 // Emit adds a request of length n that emits a token at the pass end.
@@ -131,9 +141,43 @@ func (b *Batch) Emit(n int) {
 	b.EmitLen += int64(n)
 }
 
-// Durations are a pass's prefill and decode times.
+// A Bound says what limits a pass's step time in the step models
+// (docs/model/timing.md ("What bounds a pass")).
+type Bound uint8
+
+const (
+	NoBound Bound = iota // fixed and polynomial timing, or no work
+	ComputeBound
+	MemoryBound
+)
+
+// String is the bound's name in passes.jsonl ("" for NoBound).
+func (b Bound) String() string {
+	switch b {
+	case ComputeBound:
+		return "compute"
+	case MemoryBound:
+		return "memory"
+	}
+	return ""
+}
+
+// BoundOf is the Bound named s (NoBound for "" and unknown names).
+func BoundOf(s string) Bound {
+	switch s {
+	case "compute":
+		return ComputeBound
+	case "memory":
+		return MemoryBound
+	}
+	return NoBound
+}
+
+// Durations are a pass's prefill and decode times (the step models give
+// the whole step as Prefill) and what bounds it.
 type Durations struct {
 	Prefill, Decode vtime.Time
+	Bound           Bound
 }
 
 // Pass returns the duration of the pass b describes. prefill and decode say
@@ -144,7 +188,8 @@ func (m *Model) Pass(b *Batch, prefill, decode bool) Durations {
 	case Polynomial:
 		return m.polynomialPass(b, prefill, decode)
 	case Roofline, TrainedPhysics:
-		return Durations{Prefill: m.Step.Time(&b.steps, prefill, decode && b.Decode)}
+		t, bound := m.Step.Time(&b.steps, prefill, decode && b.Decode)
+		return Durations{Prefill: t, Bound: bound}
 	}
 	return Durations{}
 }

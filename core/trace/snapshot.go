@@ -57,7 +57,7 @@ func Snapshot(w *Workload, lanes int, seed uint64) (*Workload, []Cut, error) {
 	for l := range lanes {
 		p := l % len(w.Sessions)
 		rng := rand.New(rand.NewPCG(seed, snapshotStream+uint64(l)))
-		s, cut, err := snapshotPlay(&w.Sessions[p], l, rng.Float64(), uint32(l)*w.NumContentIDs)
+		s, cut, err := snapshotPlay(&w.Sessions[p], "lane"+strconv.Itoa(l)+":", cutAt(rng.Float64()), uint32(l)*w.NumContentIDs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -88,14 +88,22 @@ func edgeOf(s *Session, t, j int) Edge {
 	return Edge{DelayMs: tu.DelayMs + tu.ToolWaitMs}
 }
 
-func snapshotPlay(src *Session, lane int, u float64, offset uint32) (Session, Cut, error) {
+// cutAt is a sampled cut: uniformly in 25-75 % of the span for u in [0, 1).
+func cutAt(u float64) func(first, last vtime.Time) vtime.Time {
+	return func(first, last vtime.Time) vtime.Time { return first + vtime.Time(0.25+0.5*u)*(last-first) }
+}
+
+// fromStart is the cut of a whole play: its first recorded start.
+func fromStart(first, _ vtime.Time) vtime.Time { return first }
+
+func snapshotPlay(src *Session, prefix string, at func(first, last vtime.Time) vtime.Time, offset uint32) (Session, Cut, error) {
 	n := len(src.Turns)
 	first, last := vtime.Never, -vtime.Never
 	for t := range n {
 		st, _ := recorded(src, t)
 		first, last = min(first, st), max(last, st)
 	}
-	tStar := first + vtime.Time(0.25+0.5*u)*(last-first)
+	tStar := at(first, last)
 	cut := Cut{TStarMs: tStar, FirstMs: first, LastMs: last, Earliest: -1}
 	hist := make([]bool, n)
 	for t := range n {
@@ -120,7 +128,6 @@ func snapshotPlay(src *Session, lane int, u float64, offset uint32) (Session, Cu
 			cut.Earliest = t
 		}
 	}
-	prefix := "lane" + strconv.Itoa(lane) + ":"
 	s := Session{ID: prefix + src.ID, Turns: make([]Turn, 0, cut.Live), Edges: make([][]Edge, 0, cut.Live)}
 	if src.Conv != nil {
 		s.Conv = make([]int32, 0, cut.Live)
@@ -293,4 +300,28 @@ func prepTurn(src *Turn, offset uint32) Turn {
 		t.Content[k] = c + offset
 	}
 	return t
+}
+
+// Instances returns count whole-play instances for an agentic profile's
+// replacement plays: instance k (k = 0 …) is the play (first+k) mod
+// len(w.Sessions) from its first request (aisimulate's
+// prepare_play_from_start), named "play<first+k>:…", with its own content
+// ids (ids + (first+k) × w.NumContentIDs). Timers are from the instance's
+// start, as in Snapshot.
+func Instances(w *Workload, first, count int) ([]Session, error) {
+	if uint64(first+count)*uint64(w.NumContentIDs) > uint64(GeneratedTokenBase) {
+		return nil, fmt.Errorf("%d play instances of %d content ids each exceed the %d token ids available",
+			first+count, w.NumContentIDs, GeneratedTokenBase)
+	}
+	out := make([]Session, count)
+	for k := range count {
+		inst := first + k
+		s, _, err := snapshotPlay(&w.Sessions[inst%len(w.Sessions)], "play"+strconv.Itoa(inst)+":", fromStart,
+			uint32(inst)*w.NumContentIDs)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = s
+	}
+	return out, nil
 }

@@ -326,11 +326,13 @@ func TestWekaErrors(t *testing.T) {
 // failure is a positioned *Error, and a success has one session per object
 // with edges parallel to each turn's dependencies, all within the play.
 func FuzzWeka(f *testing.F) {
-	data, err := os.ReadFile("testdata/weka-g2-restore.jsonl")
-	if err != nil {
-		f.Fatal(err)
+	for _, name := range []string{"weka-g2-restore.jsonl", "weka-a.json", "weka-relative.json", "weka-two-plays.jsonl"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint8(0))
 	}
-	f.Add(data, uint8(0))
 	f.Add([]byte(wekaSession("p",
 		`{"t":0.0,"type":"s","model":"model","in":8,"out":1,"hash_ids":[1,2],"api_time":1.0}`,
 		`{"t":0.3,"type":"subagent","agent_id":"a","subagent_type":"Explore","duration_ms":400,"status":"completed","requests":[

@@ -15,7 +15,9 @@ const (
 )
 
 // An Example is a guided teaching example: a config, how to run it, two or
-// three sentences that say what to look at, and where the pass view opens.
+// three sentences that say what to look at (no figure a run computes: the
+// closing paragraph, Explain, quotes those from the runs on the page), and
+// where the pass view opens.
 type Example struct {
 	ID, Title string
 	Text      []string
@@ -41,7 +43,6 @@ var Examples = []*Example{
 		Text: []string{
 			"Eight agent sessions of six turns share a G1 of 128 blocks, so most turns find their earlier prompt only in the 192-block CPU tier (G2).",
 			"All three connectors store the same prompt blocks; they differ in which G2 block they evict when the tier is full.",
-			"Against a 2,048-block tier, which evicts nothing, offloading v0.32 loses nothing: it ranks blocks when they are stored and keeps every reused prefix. v0.24 loses 2,656 restored tokens, and SimpleCPU, evicting first in first out, loses 3,136.",
 		},
 		Config: "connectors.yaml", Sets: [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "192"}},
 		Compare: &Compare{Axis: AxisConnector, Values: slices.Clone(config.Connectors)},
@@ -51,8 +52,7 @@ var Examples = []*Example{
 		ID: "B", Title: "A restore from host memory",
 		Text: []string{
 			"A 3-block G1 holds one request at a time: \"pressure\" evicts the prefix that \"seed\" computed, but the connector had already copied it to G2.",
-			"When \"restore\" arrives with the same prefix, the lookup finds it in G2 and a host-to-device copy (the H2D bar) brings 8 tokens back instead of recomputing them.",
-			"Its first token comes 2 ms later than a G1 hit would, the time the copy takes at 1 GB/s.",
+			"When \"restore\" arrives with the same prefix, the lookup finds it in G2 and a host-to-device copy (the H2D bar) brings its blocks back instead of recomputing them; its first token waits for the copy, at 1 GB/s.",
 		},
 		Config: "g2-restore.yaml", Focus: FocusRestore,
 	},
@@ -60,7 +60,7 @@ var Examples = []*Example{
 		ID: "BPD", Title: "A restore across prefill and decode",
 		Text: []string{
 			"§B split in two: a prefill worker computes each prompt, then its KV cache moves at 1 GB/s to a decode worker, which emits the token; both workers share one G2 pool of 8 blocks (scope cluster_shared).",
-			"On the prefill rank, \"pressure\" again evicts the prefix of \"seed\" from G1, and \"restore\" loads its 8 tokens back from the shared pool (the H2D bar) instead of recomputing them.",
+			"On the prefill rank, \"pressure\" again evicts the prefix of \"seed\" from G1, and \"restore\" loads it back from the shared pool (the H2D bar) instead of recomputing it.",
 			"Pick the decode rank to watch each prompt arrive by KV transfer; the request table names each request's prefill and decode worker.",
 		},
 		Config: "g2-restore-pd.yaml", Focus: FocusRestore,
@@ -68,8 +68,8 @@ var Examples = []*Example{
 	{
 		ID: "A2048", Title: "Answers in G2",
 		Text: []string{
-			"With a 2,048-block tier nothing is evicted from G2, yet SimpleCPU restores 1,424 more tokens than offloading v0.32.",
-			"SimpleCPU also stores the blocks holding each answer, so the next turn of a session restores them; the prompt-only profiles recompute the 81 answer blocks that G1 evicted.",
+			"With a 2,048-block tier the two profiles differ in what they store, not in what they evict.",
+			"SimpleCPU also stores the blocks holding each answer (the cells with a dark corner), so the next turn of a session restores them; offloading v0.32 stores prompt blocks only and recomputes the answer blocks that G1 evicted.",
 		},
 		Config:  "connectors.yaml",
 		Sets:    [][2]string{{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks", "2048"}},

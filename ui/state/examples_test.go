@@ -1,11 +1,14 @@
 package state
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/wasm/proto"
 )
 
 // exampleRun replays an example's config with extra --set edits.
@@ -63,68 +66,117 @@ func restoreRequest(t *testing.T, res *replay.Output) (host int, waitMs float64)
 	return 0, 0
 }
 
-// TestExampleTextsMatchTheirRuns replays what each guided example's
-// explanation quotes and checks every quoted figure against the runs, so a
-// model change that moves one fails here instead of leaving the page
-// explaining numbers it no longer shows.
+// TestExampleTextsQuoteNoRunFigure: the examples' fixed sentences quote
+// no figure a run computes (those are in Explain's paragraph): none of the
+// figures the texts used to hard-code is left in them.
+func TestExampleTextsQuoteNoRunFigure(t *testing.T) {
+	for _, ex := range Examples {
+		text := strings.Join(ex.Text, " ")
+		for _, old := range []string{"2,656", "3,136", "1,424", "81 answer", "8 tokens", "2 ms later"} {
+			if strings.Contains(text, old) {
+				t.Errorf("%s quotes %q", ex.ID, old)
+			}
+		}
+	}
+}
+
+// viewOf is what the bridge shows of a run, as far as Explain reads it.
+func viewOf(res *replay.Output) *proto.View {
+	v := &proto.View{Restored: restoredTokens(res)}
+	for _, r := range res.Records {
+		row := proto.Row{ID: r.RequestID, Input: r.InputLength, G1: r.FirstG1, Host: r.FirstHost, Recomputed: r.InputLength - r.FirstReused, TTFT: -1}
+		if r.Tokens >= 1 {
+			row.TTFT = float64(r.FirstTokenMs - r.ArrivalMs)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// TestExampleExplanationsComeFromTheRuns: each guided example's closing
+// paragraph, built from its runs (replayed natively here, diffed as the
+// worker diffs them), quotes the runs' own figures, and another run gives
+// another paragraph.
+func TestExampleExplanationsComeFromTheRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every example")
+	}
+	for _, id := range []string{"A192", "A2048"} {
+		ex := ExampleByID(id)
+		blocks := 192
+		if id == "A2048" {
+			blocks = 2048
+		}
+		var runs []Run
+		var views []*proto.View
+		var recs []*replay.Output
+		for _, c := range ex.Compare.Values {
+			res := exampleRunWith(t, id, true, aggHost+".connector="+c, aggHost+".num_host_blocks="+strconv.Itoa(blocks))
+			recs = append(recs, res)
+			runs = append(runs, Run{Label: ConnectorLabel(c), Short: ConnectorLabel(c)})
+			views = append(views, viewOf(res))
+		}
+		var divs []proto.Divergence
+		for v := 1; v < len(recs); v++ {
+			d, err := record.Diff(recs[0].Record, recs[v].Record, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			divs = append(divs, proto.Divergence{Run: v, Pass: d.FirstDivergent, RestoresOnlyFirst: len(d.OnlyA), RestoresOnlyThis: len(d.OnlyB), BlockSize: d.BlockSize})
+		}
+		got := ex.Explain(runs, views, divs)
+		for i, v := range views {
+			if want := runs[i].Short + " " + Thousands(v.Restored); !strings.Contains(got, want) {
+				t.Errorf("%s: %q lacks %q", id, got, want)
+			}
+		}
+		for _, d := range divs {
+			if want := fmt.Sprintf("at pass %d", d.Pass); d.Pass > 0 && !strings.Contains(got, want) {
+				t.Errorf("%s: %q lacks %q", id, got, want)
+			}
+			n := max(d.RestoresOnlyThis, d.RestoresOnlyFirst)
+			if want := BlockTokens(n, d.BlockSize); n > 0 && !strings.Contains(got, want) {
+				t.Errorf("%s: %q lacks %q", id, got, want)
+			}
+		}
+		t.Logf("%s: %s", id, got)
+	}
+	for _, id := range []string{"B", "BPD"} {
+		res := exampleRun(t, id)
+		host, _ := restoreRequest(t, res)
+		got := ExampleByID(id).Explain([]Run{{}}, []*proto.View{viewOf(res)}, nil)
+		if want := fmt.Sprintf("reuses %s of its", Thousands(int64(host))); host == 0 || !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", id, got, want)
+		}
+		t.Logf("%s: %s", id, got)
+	}
+}
+
+// exampleRunWith is exampleRun, with the per-pass record when passes is set.
+func exampleRunWith(t *testing.T, id string, passes bool, sets ...string) *replay.Output {
+	t.Helper()
+	ex := ExampleByID(id)
+	res, err := replay.Run(replay.Job{Name: ex.Config, Dir: ".", Config: []byte(ex.YAML()), Sets: sets,
+		Traces: replay.Traces{Builtin: true}, Capture: replay.Capture{Passes: passes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestExampleTextsMatchTheirRuns replays what the R4 example's text quotes
+// (its routing figures) and checks every quoted figure against the runs.
+// The other examples quote no run figure in their fixed sentences
+// (TestExampleTextsQuoteNoRunFigure); their closing paragraphs come from
+// the runs on the page (TestExampleExplanationsComeFromTheRuns).
 func TestExampleTextsMatchTheirRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays every example")
 	}
-	tests := []struct {
+	var tests []struct {
 		example string
-		phrase  string // as the text says it, %s for the figure
+		phrase  string
 		figure  func(t *testing.T) string
-	}{
-		{"A192", "offloading v0.32 loses %s", func(t *testing.T) string {
-			return nothingOr(lostAt192(t, "offloading_v0_32"), " restored tokens")
-		}},
-		{"A192", "v0.24 loses %s restored tokens", func(t *testing.T) string {
-			return Thousands(lostAt192(t, "offloading_v0_24"))
-		}},
-		{"A192", "evicting first in first out, loses %s.", func(t *testing.T) string {
-			return Thousands(lostAt192(t, "simple_cpu_v0_32"))
-		}},
-		{"B", "brings %s tokens back", func(t *testing.T) string {
-			host, _ := restoreRequest(t, exampleRun(t, "B"))
-			return Thousands(int64(host))
-		}},
-		{"B", "Its first token comes %s ms later than a G1 hit would", func(t *testing.T) string {
-			_, wait := restoreRequest(t, exampleRun(t, "B"))
-			return Ms(wait)
-		}},
-		{"BPD", "one G2 pool of %s blocks", func(t *testing.T) string {
-			d := exampleRun(t, "BPD").Summary.Domains
-			if len(d) != 1 {
-				t.Fatalf("%d G2 domains; want 1", len(d))
-			}
-			return Thousands(int64(d[0].CapacityBlocks))
-		}},
-		{"BPD", "loads its %s tokens back", func(t *testing.T) string {
-			host, _ := restoreRequest(t, exampleRun(t, "BPD"))
-			return Thousands(int64(host))
-		}},
-		{"A2048", "With a 2,048-block tier %s is evicted from G2", func(t *testing.T) string {
-			var n int64
-			for _, c := range []string{"offloading_v0_32", "simple_cpu_v0_32"} {
-				n += connectorRun(t, "A2048", c, 2048).Summary.G2.Evictions
-			}
-			return nothingOr(n, " blocks")
-		}},
-		{"A2048", "SimpleCPU restores %s more tokens than offloading v0.32", func(t *testing.T) string {
-			return Thousands(restoredTokens(connectorRun(t, "A2048", "simple_cpu_v0_32", 2048)) - restoredTokens(connectorRun(t, "A2048", "offloading_v0_32", 2048)))
-		}},
-		{"A2048", "recompute the %s answer blocks", func(t *testing.T) string {
-			// The tokens SimpleCPU does not recompute, in whole blocks.
-			v032 := connectorRun(t, "A2048", "offloading_v0_32", 2048)
-			saved := v032.Summary.CommittedPrefillTokens -
-				connectorRun(t, "A2048", "simple_cpu_v0_32", 2048).Summary.CommittedPrefillTokens
-			bs := int64(v032.Config.Roles()[0].KVCache.BlockSize)
-			if saved%bs != 0 {
-				t.Fatalf("SimpleCPU recomputes %d fewer tokens: not whole blocks of %d", saved, bs)
-			}
-			return Thousands(saved / bs)
-		}},
 	}
 	for _, policy := range []string{"round_robin", "kv_router"} {
 		run := func(t *testing.T) *replay.Output { return exampleRun(t, "R4", "engine.routing="+policy) }

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/timing"
 )
 
 // A Field is one control of the config panel. Its Name is part of the
@@ -46,6 +47,15 @@ const (
 	FBudget
 	FPrefillMs
 	FDecodeMs
+	// FTiming is timing.type; FModel and FHardware are engine.model and
+	// engine.hardware, offered from the timing catalog; FSpeedup is the
+	// polynomial's speedup_ratio; FMemFraction sizes G1 from the GPUs'
+	// memory (capacity type default).
+	FTiming
+	FModel
+	FHardware
+	FSpeedup
+	FMemFraction
 	FD2H
 	FH2D
 	FConcurrency
@@ -65,6 +75,7 @@ const (
 var fieldNames = [NumFields]string{NoField: "", FConnector: "connector", FG1: "g1", FG2: "g2", FG2None: "g2none",
 	FBlockSize: "block_size", FReplicas: "replicas", FAttnDP: "attn_dp", FPD: "pd", FDecodeReplicas: "decode_replicas",
 	FKVBandwidth: "kv_bw", FMaxSeqs: "max_seqs", FBudget: "budget", FPrefillMs: "prefill_ms", FDecodeMs: "decode_ms",
+	FTiming: "timing", FModel: "model", FHardware: "hardware", FSpeedup: "speedup", FMemFraction: "mem_fraction",
 	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock", FRouting: "routing"}
 
 // Name is the field's name in element ids ("" for NoField and values out
@@ -102,6 +113,35 @@ func (f Field) Integer() bool {
 
 // Connectors lists the three G2 connector profiles in display order.
 var Connectors = config.Connectors
+
+// TimingTypes, ModelNames and GPUNames are what the timing controls offer
+// (docs/timing.md).
+var (
+	TimingTypes = timing.Types
+	ModelNames  = timing.ModelNames()
+	GPUNames    = timing.GPUNames()
+)
+
+// Modelled tells whether a timing type computes pass times from the work
+// (every type but fixed): the form then has no prefill_ms or decode_ms.
+func Modelled(t string) bool { return t != "" && t != timing.TypeFixed }
+
+// IsModel and IsGPU tell whether a name as a config writes it (h200_sxm,
+// meta-llama/Llama-3.1-8B-Instruct) is the catalog's entry, so the
+// selects show the config's choice.
+func IsModel(name, entry string) bool {
+	a, ok := timing.LookupModel(name)
+	return ok && a.Name == entry
+}
+
+// IsGPU is IsModel for GPUs.
+func IsGPU(name, entry string) bool {
+	g, ok := timing.LookupGPU(name)
+	return ok && g.Name == entry
+}
+
+// NeedsGPU tells whether a timing type reads the model and the GPU.
+func NeedsGPU(t string) bool { return t == timing.TypeRoofline || t == timing.TypeTrainedPhysics }
 
 // ConnectorLabel is a profile's short label.
 func ConnectorLabel(c string) string {
@@ -151,8 +191,16 @@ type Form struct {
 	Budget    int
 	PrefillMs float64
 	DecodeMs  float64
-	D2H, H2D  float64
-	Source    Source
+	// Timing is timing.type; Model and Hardware the engine's names (as
+	// written: they need not be in the catalog); Speedup the polynomial's
+	// speedup_ratio; MemFraction the memory fraction of capacity type
+	// default (0: fixed capacity).
+	Timing          string
+	Model, Hardware string
+	Speedup         float64
+	MemFraction     float64
+	D2H, H2D        float64
+	Source          Source
 	// P/D (Mode disaggregated): the decode role's replicas, and the KV
 	// transfer's bandwidth (0: untimed) and bytes per token (the prefill
 	// role's unless kv_transfer gives its own).
@@ -179,7 +227,7 @@ type Source struct {
 
 // FormOf reads the form from a parsed config.
 func FormOf(cfg *config.Config) Form {
-	f := Form{Mode: cfg.Engine.Mode}
+	f := Form{Mode: cfg.Engine.Mode, Model: cfg.Engine.Model, Hardware: cfg.Engine.Hardware}
 	roles := cfg.Roles()
 	if len(roles) > 0 {
 		r := roles[0]
@@ -192,6 +240,9 @@ func FormOf(cfg *config.Config) Form {
 		f.Budget = r.Scheduler.MaxBatchedTokens
 		f.PrefillMs = float64(r.Timing.PrefillMs)
 		f.DecodeMs = float64(r.Timing.DecodeMs)
+		f.Timing = r.Timing.Type
+		f.Speedup = r.Timing.SpeedupRatio
+		f.MemFraction = r.KVCache.MemoryFraction
 		if h := r.KVCache.HostOffload; h != nil {
 			f.HasG2 = true
 			f.G2 = h.NumHostBlocks
@@ -255,17 +306,19 @@ func rolePathsOf(cfg *config.Config, text string) []string {
 
 // roleField maps a control to its path below a role.
 var roleField = map[Field]string{
-	FConnector: "kv_cache.host_offload.connector",
-	FG2:        "kv_cache.host_offload.num_host_blocks",
-	FBlockSize: "kv_cache.block_size",
-	FReplicas:  "parallelism.replicas",
-	FAttnDP:    "parallelism.attention_data",
-	FMaxSeqs:   "scheduler.max_sequences",
-	FBudget:    "scheduler.max_batched_tokens",
-	FPrefillMs: "timing.prefill_ms",
-	FDecodeMs:  "timing.decode_ms",
-	FD2H:       "kv_cache.host_offload.d2h_bandwidth_gbps",
-	FH2D:       "kv_cache.host_offload.h2d_bandwidth_gbps",
+	FConnector:   "kv_cache.host_offload.connector",
+	FG2:          "kv_cache.host_offload.num_host_blocks",
+	FBlockSize:   "kv_cache.block_size",
+	FReplicas:    "parallelism.replicas",
+	FAttnDP:      "parallelism.attention_data",
+	FMaxSeqs:     "scheduler.max_sequences",
+	FBudget:      "scheduler.max_batched_tokens",
+	FPrefillMs:   "timing.prefill_ms",
+	FDecodeMs:    "timing.decode_ms",
+	FSpeedup:     "timing.speedup_ratio",
+	FMemFraction: "kv_cache.capacity.memory_fraction",
+	FD2H:         "kv_cache.host_offload.d2h_bandwidth_gbps",
+	FH2D:         "kv_cache.host_offload.h2d_bandwidth_gbps",
 }
 
 // FieldOfPath names the control a config error path belongs to (NoField
@@ -290,6 +343,15 @@ func FieldOfPath(path string) Field {
 		}
 	case path == "traffic.load.concurrency":
 		return FConcurrency
+	case path == "engine.model", strings.HasPrefix(path, "engine.model_config"):
+		return FModel
+	case path == "engine.hardware":
+		return FHardware
+	case strings.HasSuffix(path, ".timing"), strings.HasSuffix(path, ".timing.type"), strings.HasSuffix(path, ".timing.beta"),
+		strings.HasSuffix(path, ".timing.decode_speedup_ratio"):
+		return FTiming
+	case strings.HasSuffix(path, ".kv_cache.capacity.type"):
+		return FMemFraction
 	case strings.HasPrefix(path, "engine.routing"):
 		return FRouting
 	case strings.HasPrefix(path, "traffic"):
@@ -415,6 +477,13 @@ func Edit(text string, cfg *config.Config, last Form, field Field, input string)
 			return "", err
 		}
 		for _, r := range roles {
+			if cfg != nil && FormOf(cfg).MemFraction > 0 {
+				// from memory back to a fixed number of blocks
+				if text, err = set(text, r+".kv_cache.capacity", "{type: fixed, blocks: "+v+"}"); err != nil {
+					return "", err
+				}
+				continue
+			}
 			if text, err = set(text, r+".kv_cache.capacity.bytes", "null"); err != nil {
 				return "", err
 			}
@@ -423,6 +492,8 @@ func Edit(text string, cfg *config.Config, last Form, field Field, input string)
 			}
 		}
 		return text, nil
+	case FTiming, FModel, FHardware, FMemFraction:
+		return editTiming(text, cfg, roles, field, input)
 	}
 	sub, ok := roleField[field]
 	if !ok {
@@ -561,3 +632,84 @@ func SafeName(name string) string {
 	}
 	return s
 }
+
+// editTiming applies a change of the timing controls. A timing type
+// replaces the roles' timing blocks: fixed brings back prefill_ms and
+// decode_ms (the form's, or DefaultPrefillMs and DefaultDecodeMs), the
+// modelled types take none; roofline and trained_physics also set the
+// model and the GPU to the catalog's first when the config names one it
+// does not know. A memory fraction turns G1 into capacity type default.
+func editTiming(text string, cfg *config.Config, roles []string, field Field, input string) (string, error) {
+	in := strings.TrimSpace(input)
+	var f Form
+	if cfg != nil {
+		f = FormOf(cfg)
+	}
+	var err error
+	switch field {
+	case FModel, FHardware:
+		names, key := ModelNames, "engine.model"
+		if field == FHardware {
+			names, key = GPUNames, "engine.hardware"
+		}
+		if !slices.Contains(names, in) {
+			return "", fmt.Errorf("unknown %s %q (known: %s)", strings.TrimPrefix(key, "engine."), in, strings.Join(names, ", "))
+		}
+		return SetYAML(text, key, in)
+	case FMemFraction:
+		v, err := NumberText(field, input)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range roles {
+			if text, err = SetYAML(text, r+".kv_cache.capacity", "{type: default, memory_fraction: "+v+"}"); err != nil {
+				return "", err
+			}
+		}
+		return knownModelAndGPU(text, f)
+	}
+	if !slices.Contains(TimingTypes, in) {
+		return "", fmt.Errorf("unknown timing type %q (known: %s)", in, strings.Join(TimingTypes, ", "))
+	}
+	block := "{type: " + in + "}"
+	if !Modelled(in) {
+		p, d := f.PrefillMs, f.DecodeMs
+		if p <= 0 && d <= 0 {
+			p, d = DefaultPrefillMs, DefaultDecodeMs
+		}
+		block = fmt.Sprintf("{type: fixed, prefill_ms: %s, decode_ms: %s}",
+			strconv.FormatFloat(p, 'f', -1, 64), strconv.FormatFloat(d, 'f', -1, 64))
+	}
+	for _, r := range roles {
+		if text, err = SetYAML(text, r+".timing", block); err != nil {
+			return "", err
+		}
+	}
+	if NeedsGPU(in) {
+		return knownModelAndGPU(text, f)
+	}
+	return text, nil
+}
+
+// knownModelAndGPU sets engine.model and engine.hardware to the catalog's
+// first entries when the form's are not in it (a model described by
+// engine.model_config is kept).
+func knownModelAndGPU(text string, f Form) (string, error) {
+	var err error
+	if _, ok := timing.LookupModel(f.Model); !ok && !strings.Contains(text, "model_config") {
+		if text, err = SetYAML(text, "engine.model", ModelNames[0]); err != nil {
+			return "", err
+		}
+	}
+	if _, ok := timing.LookupGPU(f.Hardware); !ok {
+		text, err = SetYAML(text, "engine.hardware", "H100")
+	}
+	return text, err
+}
+
+// The fixed pass times a switch back to fixed timing writes when the form
+// has none.
+const (
+	DefaultPrefillMs = 20.0
+	DefaultDecodeMs  = 5.0
+)

@@ -117,7 +117,13 @@ func TestFieldOfPath(t *testing.T) {
 		"engine.kv_transfer.bytes_per_token":                    FKVBandwidth,
 		"traffic.load.concurrency":                              FConcurrency,
 		"traffic.source.paths":                                  FTrace,
-		"engine.model":                                          NoField,
+		"engine.model":                                          FModel,
+		"engine.model_config.torch_dtype":                       FModel,
+		"engine.hardware":                                       FHardware,
+		agg + ".timing.type":                                    FTiming,
+		agg + ".timing.speedup_ratio":                           FSpeedup,
+		agg + ".kv_cache.capacity.memory_fraction":              FMemFraction,
+		"engine.backend":                                        NoField,
 		"":                                                      NoField,
 	} {
 		if got := FieldOfPath(path); got != want {

@@ -185,6 +185,9 @@ type Fate struct {
 // when the runs evicted the same blocks there.
 func FateAt(divs []proto.Divergence, rank, v, p int, runs []Run) []Fate {
 	var out []Fate
+	if v >= len(runs) {
+		return nil
+	}
 	for i := range divs {
 		d := &divs[i]
 		if d.Rank != rank || (v != 0 && d.Run != v) || d.Run >= len(runs) {

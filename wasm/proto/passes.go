@@ -77,15 +77,17 @@ type Transfer struct {
 
 // FrameMeta is a frame's pass information and events.
 type FrameMeta struct {
-	Pass           int         `json:"pass"`
-	Final          bool        `json:"final,omitempty"`
-	StartMs        float64     `json:"start_ms"`
-	ComputeStartMs float64     `json:"compute_start_ms"`
-	EndMs          float64     `json:"end_ms"`
-	Scheduled      int         `json:"scheduled"`
-	Work           []Work      `json:"work,omitempty"`
-	NumEvents      int         `json:"n_events"`
-	Events         []EventLine `json:"events,omitempty"`
+	Pass           int     `json:"pass"`
+	Final          bool    `json:"final,omitempty"`
+	StartMs        float64 `json:"start_ms"`
+	ComputeStartMs float64 `json:"compute_start_ms"`
+	EndMs          float64 `json:"end_ms"`
+	// Bound is what limited a roofline or trained_physics pass.
+	Bound     string      `json:"bound,omitempty"`
+	Scheduled int         `json:"scheduled"`
+	Work      []Work      `json:"work,omitempty"`
+	NumEvents int         `json:"n_events"`
+	Events    []EventLine `json:"events,omitempty"`
 	// G2Next are the next G2 victims in eviction order (at most
 	// MaxNextVictims), G2Evictable how many entries can be evicted now.
 	G2Next      []string `json:"g2_next,omitempty"`
@@ -272,7 +274,7 @@ type Divergence struct {
 	HeldOnlyFirst []TierBlock `json:"held_only_first,omitempty"`
 	HeldOnlyThis  []TierBlock `json:"held_only_this,omitempty"`
 	// Passes are the passes where one run evicted blocks the other kept,
-	// in order (at most MaxDivergentPasses).
+	// in order (bounded, see MaxDivergentPasses; MorePasses are left out).
 	Passes     []DivergentPass `json:"passes,omitempty"`
 	MorePasses int             `json:"more_passes,omitempty"`
 	// RestoresOnlyFirst and RestoresOnlyThis count the blocks one run
@@ -283,8 +285,12 @@ type Divergence struct {
 	BlockSize         int `json:"block_size"`
 }
 
-// MaxDivergentPasses bounds Divergence.Passes.
-const MaxDivergentPasses = 2000
+// MaxDivergentPasses and MaxDivergentBlocks bound Divergence.Passes: at
+// most so many passes, and passes with at most so many blocks in all.
+const (
+	MaxDivergentPasses = 2000
+	MaxDivergentBlocks = 20000
+)
 
 // A DivergentPass is one pass where the runs evicted different blocks:
 // First are the blocks the first run evicted and this run kept, This the
