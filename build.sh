@@ -10,7 +10,9 @@
 #                            of ./e2e run alone in test_ui), the core's tests under
 #                            GOOS=js GOARCH=wasm (node), 10 s of fuzzing each for FuzzParse
 #                            (core/config) and FuzzRead (core/trace); then every test_* hook
-#   ./build.sh serve [ARGS]  build, then the one serve_* hook with ARGS ("not available yet" without one)
+#   ./build.sh serve [ARGS]  build, then the one serve_* hook with ARGS ("not available yet" without one);
+#                            serving the site (serve_ui) builds only the site (go mod download, build_ui:
+#                            no npm, no go build ./..., no CLI, no Cloudflare worker)
 #
 # EXTENSION POINTS. Other engineers never edit this file; they add a script under scripts/.
 #   * Every scripts/*.sh is sourced, in file-name order (C collation), from the repository root
@@ -180,6 +182,18 @@ $unformatted"
 	go test -run '^$' -fuzz '^FuzzRead$' -fuzztime 10s -fuzzminimizetime 1s ./core/trace
 }
 
+# stage_serve_build builds what serve hook $1 serves: the site alone for
+# serve_ui (it needs Go only), everything otherwise.
+stage_serve_build() {
+	if [[ "$1" == serve_ui ]] && declare -F build_ui >/dev/null; then
+		ensure_go_modules
+		log "build hook: build_ui (serving the site builds only the site)"
+		build_ui
+		return
+	fi
+	stage_build
+}
+
 usage() {
 	cat >&2 <<'EOF'
 usage: ./build.sh [run [ARGS] | test | serve [ARGS]]
@@ -241,7 +255,7 @@ main() {
 		else
 			die "serve: several serve_* hooks (${SERVE_HOOKS[*]}); name one: ./build.sh serve NAME"
 		fi
-		stage_build
+		stage_serve_build "$hook"
 		log "serve hook: $hook"
 		"$hook" "$@"
 		;;

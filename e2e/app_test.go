@@ -106,7 +106,7 @@ func TestCompareThree(t *testing.T) {
 	tb.typeInto("cmp-g2", "192, 2048, none")
 	tb.clickRun()
 	rows = eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
-	if len(rows) != 3 || !strings.HasPrefix(rows[2], "no G2|0|20,320") || !strings.HasPrefix(rows[1], "G2 2048 blocks|15,568|5,248") {
+	if len(rows) != 3 || !strings.HasPrefix(rows[2], "no G2|0|20,320") || !strings.HasPrefix(rows[1], "SimpleCPU v0.32, G2 2048 blocks|15,568|5,248") {
 		t.Errorf("G2 compare rows %q", rows)
 	}
 	tb.shot("04-compare-g2-sizes")
@@ -289,6 +289,10 @@ func TestNarrowScreen(t *testing.T) {
 	if w := eval[int](tb, `document.documentElement.scrollWidth`); w > 440 {
 		wide := eval[[]string](tb, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 425).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`)
 		t.Errorf("the page is %d px wide on a 420 px screen: %v", w, wide)
+	}
+	if run, panel := eval[float64](tb, `document.getElementById('run').getBoundingClientRect().top`),
+		eval[float64](tb, `document.getElementById('config').getBoundingClientRect().top`); run > panel {
+		t.Errorf("on a 420 px screen Run sits at %.0f px, under the config panel at %.0f px", run, panel)
 	}
 	tb.shot("16-narrow-screen")
 }

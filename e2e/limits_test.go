@@ -64,6 +64,22 @@ func TestOversizedJobsAreRefused(t *testing.T) {
 	tb.singleMode()
 	check("G1 of 10,000,000 blocks", eval[string](tb, `document.getElementById('yaml').value`), 1)
 
+	// G2 = 99,999,999,999 blocks in a G2-size compare: the row says which
+	// limit (once a "makeslice: len out of range" banner)
+	tb.do(chromedp.Click(chromedp.ID("compare-toggle")))
+	tb.wait("compare set-up", `!!document.querySelector('#compare-setup')`, 5*time.Second)
+	tb.do(chromedp.SetValue(chromedp.ID("cmp-axis"), "g2"))
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('cmp-axis').dispatchEvent(new Event('change', {bubbles: true}))`))
+	tb.typeInto("f-g1", "128")
+	tb.typeInto("cmp-g2", "192, 99999999999")
+	tb.clickRun()
+	rows := eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => r.textContent.trim())`)
+	if len(rows) != 2 || !strings.Contains(rows[1], "99,999,999,999 host blocks exceed the limit of 16,777,216 per G2 tier") ||
+		strings.Contains(strings.Join(rows, " "), "makeslice") {
+		t.Errorf("G2 of 99,999,999,999 in a compare: rows %q", rows)
+	}
+	tb.singleMode()
+
 	// 10^9 synthetic sessions, written into the YAML as the other front
 	// ends' tests set them.
 	synth := strings.Replace(base, "traffic:\n", "traffic:\n  stop: {sessions: 1000000000}\n", 1)
@@ -114,5 +130,33 @@ func TestInvalidFieldBlocksRun(t *testing.T) {
 	tb.wait("Run enabled", `!document.getElementById('run').disabled`, 5*time.Second)
 	if !strings.Contains(eval[string](tb, `document.getElementById('yaml').value`), "blocks: 256") {
 		t.Error("the YAML does not hold G1 = 256")
+	}
+}
+
+// TestLongInputs: a config of 27 KB (over vugu's 16 KB render
+// instruction) runs, and 20 KB typed into a number field is refused with a
+// clipped message; the page's Go program survives both (it once ended:
+// "requested instruction does not fit in the buffer").
+func TestLongInputs(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	tb.singleMode()
+	base := eval[string](tb, `document.getElementById('yaml').value`)
+	tb.setYAML(base + strings.Repeat("# a long comment line to make the config big\n", 600))
+	tb.clickRun()
+	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
+		t.Errorf("a 27 KB config: recomputed %q", got)
+	}
+	long := strings.Repeat("9x", 10000)
+	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.getElementById('f-g1'); f.value = '` + long + `';
+		f.dispatchEvent(new Event('input', {bubbles: true})); f.dispatchEvent(new Event('change', {bubbles: true})); })()`))
+	tb.wait("the G1 error", `!!document.getElementById('err-g1')`, 5*time.Second)
+	if n := len(tb.text("#err-g1")); n > 5000 {
+		t.Errorf("the G1 message is %d bytes", n)
+	}
+	tb.setYAML(base)
+	tb.clickRun()
+	if got := tb.cardValue("card-recomputed"); got == "" || got == "–" {
+		t.Errorf("after the long inputs: recomputed %q", got)
 	}
 }

@@ -40,7 +40,7 @@ func TestPDRestore(t *testing.T) {
 		if c[0] == "restore" {
 			found = true
 			if c[5] != "8" || c[len(c)-1] != "P0 → D0" {
-				t.Errorf("restore row %q: want G2 reused 8 and P0 → D0", r)
+				t.Errorf("restore row %q: want restored 8 and P0 → D0", r)
 			}
 		}
 	}

@@ -178,3 +178,50 @@ func TestSweepNarrow(t *testing.T) {
 	}
 	tb.shot("23-sweep-narrow")
 }
+
+// TestSweepPointOpens: Web Workers 0, 100 and -1 are refused with a
+// message (not reset); a small grid survives a reload of its link; a
+// finished point opens in the run view with its config in the panel and
+// gives the sweep's numbers there.
+func TestSweepPointOpens(t *testing.T) {
+	tb := newTab(t)
+	tb.open("#view=sweep")
+	for _, bad := range []string{"0", "100", "-1"} {
+		tb.typeInto("sweep-workers", bad)
+		tb.wait("the workers message", `!!document.getElementById('err-sweep-workers')`, 5*time.Second)
+		if v := eval[string](tb, `document.getElementById('sweep-workers').value`); v != bad {
+			t.Errorf("Web Workers %s: the field shows %q", bad, v)
+		}
+		if !eval[bool](tb, `document.getElementById('sweep-run').disabled`) {
+			t.Errorf("Web Workers %s: Run sweep enabled", bad)
+		}
+	}
+	tb.typeInto("sweep-workers", "2")
+	tb.wait("no workers message", `!document.getElementById('err-sweep-workers')`, 5*time.Second)
+	grid := "host_offload.num_host_blocks=192,2048\nconnector=simple_cpu_v0_32"
+	tb.do(chromedp.SetValue(chromedp.ID("sweep-vary"), grid))
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('sweep-vary').dispatchEvent(new Event('change', {bubbles: true}))`))
+	link := eval[string](tb, `location.href`)
+	tb.open("")
+	tb.open(link[len(siteURL):])
+	if v := eval[string](tb, `document.getElementById('sweep-vary').value`); v != grid {
+		t.Fatalf("the sweep link restores the grid %q", v)
+	}
+	tb.do(chromedp.Click(chromedp.ID("sweep-run")))
+	tb.wait("the finished sweep", `!!document.querySelector('#sweep[data-finished]')`, 120*time.Second)
+	want := tb.sweepRow("2048|simple_cpu_v0_32")
+	if len(want) < 4 {
+		t.Fatalf("row %q", want)
+	}
+	runs := tb.runs()
+	tb.do(chromedp.Click(chromedp.CSS(`#sweep-points tr[data-key="2048|simple_cpu_v0_32"] button.open-point`)))
+	tb.wait("the point's run", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 60*time.Second)
+	yaml := eval[string](tb, `document.getElementById('yaml').value`)
+	if !strings.Contains(yaml, "num_host_blocks: 2048") || !strings.Contains(yaml, "simple_cpu_v0_32") {
+		t.Errorf("the point's YAML:\n%s", yaml)
+	}
+	if got := tb.cardValue("card-restored"); got != want[2] {
+		t.Errorf("the point in the run view restores %q; the sweep said %q", got, want[2])
+	}
+	tb.shot("28-sweep-point-opened")
+}

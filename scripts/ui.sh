@@ -101,5 +101,9 @@ serve_ui() (
 	set -euo pipefail
 	cd "$KVSIM_UI_ROOT"
 	[ -f dist/main.wasm ] || build_ui
-	go run ./cmd/serve -dir dist -addr "${KVSIM_ADDR:-127.0.0.1:8080}" "$@"
+	# a built binary, not go run: Ctrl-C reaches the server alone, which
+	# shuts down and exits 0 (go run would report "signal: interrupt")
+	mkdir -p build/bin
+	go build -o build/bin/kvsim-serve ./cmd/serve
+	exec build/bin/kvsim-serve -dir dist -addr "${KVSIM_ADDR:-127.0.0.1:8080}" "$@"
 )

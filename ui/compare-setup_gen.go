@@ -47,6 +47,8 @@ func (c *CompareSetup) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "connector"}}}
 				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("disabled", c.pdNote() != "")
+				vgn.AddAttrInterface("title", c.pdNote())
 				{
 					b, err := vjson.Marshal(c.Set.Axis == "connector")
 					if err != nil {
@@ -227,10 +229,10 @@ func (c *CompareSetup) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 		vgparent.AppendChild(vgn)
-		if c.Err != "" {
+		if c.Problem() != "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "err-compare"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(c.Err)
+			vgn.SetInnerHTML(c.Problem())
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)

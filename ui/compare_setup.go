@@ -125,7 +125,30 @@ func (c *CompareSetup) variants(cfg *config.Config, single string) []proto.Varia
 		c.Err = err.Error()
 		return nil
 	}
+	if c.Problem() != "" {
+		return nil
+	}
 	return c.Set.Variants(cfg)
+}
+
+// Problem is why the compare set-up cannot run ("" when it can): its own
+// error, or a connector compare on a P/D config.
+func (c *CompareSetup) Problem() string {
+	if c.Set == nil {
+		return ""
+	}
+	if c.Err != "" {
+		return c.Err
+	}
+	return c.Set.PDProblem(c.pdOn())
+}
+
+// pdOn tells whether the panel's config is P/D (as last edited).
+func (c *CompareSetup) pdOn() bool { return c.page.Panel.PDOn() }
+
+// pdNote is the reason the connector axis is disabled ("" when it is not).
+func (c *CompareSetup) pdNote() string {
+	return state.Compare{Axis: state.AxisConnector}.PDProblem(c.pdOn())
 }
 
 func (c *CompareSetup) toggleClass() string {

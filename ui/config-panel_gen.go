@@ -80,7 +80,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.AddAttrInterface("id", "conn-"+k)
 						vgn.AddAttrInterface("value", k)
 						{
-							b, err := vjson.Marshal(c.Form.HasG2 && c.Form.Connector == k)
+							b, err := vjson.Marshal(c.ConnectorOn(k))
 							if err != nil {
 								panic(err)
 							}
@@ -432,7 +432,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgcomp.Field = state.FKVBandwidth
 						vgcomp.Panel = c
 						vgcomp.Label = "KV transfer"
-						vgcomp.Unit = "GB/s"
+						vgcomp.Unit = "GB/s, empty = untimed"
 						vgcomp.Placeholder = "untimed"
 						vgout.Components = append(vgout.Components, vgcomp)
 						vgn = &vugu.VGNode{Component: vgcomp}
@@ -893,7 +893,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgcomp.Field = state.FD2H
 					vgcomp.Panel = c
 					vgcomp.Label = "GPU→CPU (D2H)"
-					vgcomp.Unit = "GB/s"
+					vgcomp.Unit = "GB/s, 0 = unlimited"
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
@@ -914,7 +914,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgcomp.Field = state.FH2D
 					vgcomp.Panel = c
 					vgcomp.Label = "CPU→GPU (H2D)"
-					vgcomp.Unit = "GB/s"
+					vgcomp.Unit = "GB/s, 0 = unlimited"
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
@@ -939,15 +939,8 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgn.SetInnerHTML(vugu.HTML("Config YAML \x3Cspan class=\"muted\"\x3E(the CLI reads the same)\x3C/span\x3E"))
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "yaml"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "wrap", Val: "off"}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "18"}}}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "textarea", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "yaml"}, vugu.VGAttribute{Namespace: "", Key: "spellcheck", Val: "false"}, vugu.VGAttribute{Namespace: "", Key: "rows", Val: "18"}}}
 			vgparent.AppendChild(vgn)
-			{
-				b, err := vjson.Marshal(c.YAML)
-				if err != nil {
-					panic(err)
-				}
-				vgn.Prop = append(vgn.Prop, vugu.VGProperty{Key: "value", JSONVal: vjson.RawMessage(b)})
-			}
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 				EventType: "input",
 				Func:      func(event vugu.DOMEvent) { c.OnYAML(event.PropString("target", "value")) },
@@ -958,7 +951,7 @@ func (c *ConfigPanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			if c.YAMLErr != "" {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "err-yaml"}}}
 				vgparent.AppendChild(vgn)
-				vgn.SetInnerHTML(c.YAMLErr)
+				vgn.SetInnerHTML(state.Clip(c.YAMLErr, maxErrText))
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)

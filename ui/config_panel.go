@@ -105,7 +105,7 @@ func (c *ConfigPanel) Err(f state.Field) string {
 	if f < 0 || f >= state.NumFields {
 		return ""
 	}
-	return c.errs[f]
+	return state.Clip(c.errs[f], maxErrText)
 }
 
 // Invalid tells whether the panel holds anything that does not apply: a
@@ -131,7 +131,14 @@ func (c *ConfigPanel) FirstErr() string {
 }
 
 // show keeps what control f shows until the config parses again.
-func (c *ConfigPanel) show(f state.Field, value string) { c.shown[f] = &value }
+func (c *ConfigPanel) show(f state.Field, value string) {
+	value = state.Clip(value, maxShown)
+	c.shown[f] = &value
+}
+
+// maxShown bounds what a control shows of a refused value (vugu sends it
+// in one instruction of a 16 KB buffer; a longer one would end the page).
+const maxShown = 1000
 
 // Value is what control f shows.
 func (c *ConfigPanel) Value(f state.Field) string {
@@ -193,6 +200,11 @@ func formValue(f, last state.Form, field state.Field) string {
 		return num(f.D2H)
 	case state.FH2D:
 		return num(f.H2D)
+	case state.FConnector:
+		if !f.HasG2 {
+			return last.Connector
+		}
+		return f.Connector
 	case state.FConcurrency:
 		if f.Source.LoadType != config.LoadConcurrency {
 			return ""
@@ -273,8 +285,15 @@ func (c *ConfigPanel) PDNote() string {
 // DownloadConfig offers the YAML as a file the CLI reads.
 func (c *ConfigPanel) DownloadConfig() { c.page.host.Download("config.yaml", c.YAML) }
 
+// ConnectorOn tells whether connector k's radio is on: the connector last
+// chosen, even while the config it made does not parse (P/D with a
+// mooncake-delta trace), so the radios follow every click.
+func (c *ConfigPanel) ConnectorOn(k string) bool {
+	return c.Form.HasG2 && c.Value(state.FConnector) == k
+}
+
 func (c *ConfigPanel) radioClass(k string) string {
-	if c.Form.HasG2 && c.Form.Connector == k {
+	if c.ConnectorOn(k) {
 		return "on"
 	}
 	return ""

@@ -10,6 +10,10 @@ type ErrText struct {
 	Msg string
 }
 
-func (c *ErrText) short() string { s, _ := state.SplitError(c.Msg); return s }
+func (c *ErrText) short() string { s, _ := state.SplitError(c.Msg); return state.Clip(s, maxErrText) }
 
-func (c *ErrText) detail() string { _, d := state.SplitError(c.Msg); return d }
+func (c *ErrText) detail() string { _, d := state.SplitError(c.Msg); return state.Clip(d, maxErrText) }
+
+// maxErrText bounds a message on the page (vugu sends a text in one
+// instruction of a 16 KB buffer; a longer one would end the page).
+const maxErrText = 4000

@@ -54,6 +54,11 @@ type Host interface {
 	Play(on bool, speed int)
 	// Focus focuses an element.
 	Focus(id string)
+	// SetValue sets a text control's value when it differs. The YAML box
+	// is filled this way, not through vugu: vugu sends a property in one
+	// instruction of its 16 KB buffer, and a longer config would end the
+	// page's Go program.
+	SetValue(id, value string)
 	// Copy puts text on the clipboard.
 	Copy(text string)
 	// Location is the page's URL without the fragment.
@@ -120,6 +125,7 @@ type nopHost struct {
 	width     int
 	playing   bool
 	restarts  int
+	values    map[string]string
 }
 
 func (h *nopHost) Post(msg Message)                                           { h.posted = append(h.posted, msg) }
@@ -136,6 +142,7 @@ func (h *nopHost) Blit(string, *image.RGBA)                                   {}
 func (h *nopHost) Copy(string)                                                {}
 func (h *nopHost) Play(on bool, _ int)                                        { h.playing = on }
 func (h *nopHost) Focus(string)                                               {}
+func (h *nopHost) SetValue(id, v string)                                      { h.values = map[string]string{id: v} }
 func (h *nopHost) Width(string) int                                           { return h.width }
 func (h *nopHost) Location() string                                           { return "http://127.0.0.1/" }
 func (h *nopHost) Now() time.Time                                             { return time.Unix(0, 0) }

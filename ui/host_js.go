@@ -554,6 +554,12 @@ func (h *jsHost) Focus(id string) {
 	}
 }
 
+func (h *jsHost) SetValue(id, value string) {
+	if el := js.Global().Get("document").Call("getElementById", id); el.Truthy() && el.Get("value").String() != value {
+		el.Set("value", value)
+	}
+}
+
 func fmtSscan(s string, v *int) {
 	n := 0
 	for _, c := range s {

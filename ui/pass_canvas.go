@@ -167,8 +167,9 @@ func shortLabel(l string) string {
 	case "SimpleCPU v0.32":
 		return "SimpleCPU"
 	}
-	if strings.HasPrefix(l, "G2 ") {
-		return strings.TrimSuffix(l, " blocks")
+	// a G2-size row: its size (the rows share the rest)
+	if i := strings.LastIndex(l, "G2 "); i >= 0 && strings.HasSuffix(l, " blocks") {
+		return strings.TrimSuffix(l[i:], " blocks")
 	}
 	return l
 }
@@ -356,7 +357,7 @@ func queueLine(fr *pvFrame, tier, order int) string {
 			n++
 		}
 	}
-	return fmt.Sprintf("%s of %d in the %s", ordinal(order+1), n, what)
+	return fmt.Sprintf("%s of %s in the %s", ordinal(order+1), state.Thousands(int64(n)), what)
 }
 
 // copiesLines say, per run, which tiers hold block key.

@@ -233,6 +233,14 @@ func (c *PassView) SetRank(r string) {
 	c.Run.page.updateURL()
 }
 
+// rankRowClass marks the shown rank's row in the rank summary.
+func (c *PassView) rankRowClass(r int) string {
+	if c.pv != nil && c.pv.Rank == r {
+		return "sel"
+	}
+	return ""
+}
+
 // SetSync switches between same-pass and same-time synchronisation.
 func (c *PassView) SetSync(s string) {
 	if c.pv != nil && (s == "pass" || s == "time") {

@@ -117,6 +117,38 @@ func (pv *passState) RankLabel(r int) string {
 }
 
 // Role is the role of the rank shown ("" or "aggregated" without P/D).
+// RankRows are the per-rank summary of the pass view's rank picker: every
+// DP rank of the first recorded run with its pass count and pool sizes, and
+// each compared run's pass count on it.
+func (pv *passState) RankRows() []RankRow {
+	v := pv.first()
+	if v < 0 {
+		return nil
+	}
+	out := make([]RankRow, len(pv.Meta[v].Ranks))
+	for r, rm := range pv.Meta[v].Ranks {
+		row := RankRow{Rank: r, Label: pv.RankLabel(r), G1: state.Thousands(int64(rm.G1)), G2: "–"}
+		if rm.G2 > 0 {
+			row.G2 = state.Thousands(int64(rm.G2))
+		}
+		var passes []string
+		for _, m := range pv.Meta {
+			if m.Recorded && r < len(m.Ranks) {
+				passes = append(passes, state.Thousands(int64(m.Ranks[r].Passes)))
+			}
+		}
+		row.Passes = strings.Join(passes, " / ")
+		out[r] = row
+	}
+	return out
+}
+
+// RankRow is one DP rank in the rank summary.
+type RankRow struct {
+	Rank                  int
+	Label, Passes, G1, G2 string
+}
+
 func (pv *passState) Role() string {
 	for _, m := range pv.Meta {
 		if m.Recorded && pv.Rank < len(m.Ranks) {
@@ -391,7 +423,7 @@ func (pv *passState) playLabel() string {
 
 func (pv *passState) passLabel() string {
 	f := pv.first()
-	s := fmt.Sprintf("pass %d of %d", pv.Pass, pv.MaxLines())
+	s := "pass " + state.Thousands(int64(pv.Pass)) + " of " + state.Thousands(int64(pv.MaxLines()))
 	if f >= 0 && f < len(pv.Frames) && pv.Frames[f] != nil && pv.Frames[f].err == "" {
 		m := pv.Frames[f].meta
 		if m.Final {

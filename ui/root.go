@@ -67,6 +67,7 @@ func (c *Root) applyShare(s state.Share) {
 		c.View = ViewSweep
 	}
 	c.Compare.Set = s.Compare
+	c.Sweep.open(s.SweepVary, s.SweepSource)
 	c.Runs.reset(s.Pass, s.Rank)
 	c.Panel.open(s.YAML, s.Upload)
 }
@@ -79,6 +80,18 @@ func (c *Root) guard() {
 		println(c.Fatal, string(debug.Stack()))
 	}
 }
+
+// ExampleApplies tells whether the guided example's text still describes
+// the page: its config (trace included) is the panel's, unedited. Once the
+// config or the trace changes, the example box retires (its numbers no
+// longer apply) and the link no longer names it.
+func (c *Root) ExampleApplies() bool {
+	return c.Example != nil && c.Panel.YAML == c.Example.YAML()
+}
+
+// DismissFatal closes the internal-error banner (the page went on after
+// the handler that failed); a new run closes it too.
+func (c *Root) DismissFatal() { c.Fatal = "" }
 
 // nextID is a new message id.
 func (c *Root) nextID() int {
@@ -93,7 +106,8 @@ func (c *Root) share() state.Share {
 	if c.View == ViewSweep {
 		s.View = ViewSweep
 	}
-	if c.Example != nil {
+	s.SweepVary, s.SweepSource = c.Sweep.share()
+	if c.ExampleApplies() {
 		s.Example = c.Example.ID
 	}
 	return s
@@ -246,6 +260,7 @@ func (c *Root) Key(key string, shift bool) bool {
 // image); the image itself is redrawn only when its data or size changed.
 func (c *Root) AfterRender() {
 	defer c.guard()
+	c.host.SetValue("yaml", c.Panel.YAML)
 	c.Runs.draw()
 	if c.View == ViewSweep {
 		c.Sweep.draw()

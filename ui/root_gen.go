@@ -105,7 +105,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: ""}}}
 					vgparent.AppendChild(vgn)
 					{
-						b, err := vjson.Marshal(c.Example == nil)
+						b, err := vjson.Marshal(!c.ExampleApplies())
 						if err != nil {
 							panic(err)
 						}
@@ -128,7 +128,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgparent.AppendChild(vgn)
 						vgn.AddAttrInterface("value", e.ID)
 						{
-							b, err := vjson.Marshal(c.Example != nil && c.Example.ID == e.ID)
+							b, err := vjson.Marshal(c.ExampleApplies() && c.Example.ID == e.ID)
 							if err != nil {
 								panic(err)
 							}
@@ -262,6 +262,21 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgcomp.Msg = c.Fatal
 					vgout.Components = append(vgout.Components, vgcomp)
 					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
+				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ghost"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "fatal-close"}}}
+				vgparent.AppendChild(vgn)
+				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+					EventType: "click",
+					Func:      func(event vugu.DOMEvent) { c.DismissFatal() },
+					// TODO: implement capture, etc. mostly need to decide syntax
+				})
+				{
+					vgparent := vgn
+					_ = vgparent
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "dismiss"}
 					vgparent.AppendChild(vgn)
 				}
 			}

@@ -286,6 +286,13 @@ func TestPDToggleFlow(t *testing.T) {
 		t.Error("Run allowed, or the toggle shows off")
 	}
 	mustContain(t, render(t, b), `id="err-pd"`)
+	// the radios follow every click while the config does not parse
+	for _, k := range []string{"offloading_v0_32", "offloading_v0_24"} {
+		bp.OnField(state.FConnector, k)
+		if !bp.ConnectorOn(k) || !strings.Contains(bp.YAML, "connector: "+k) {
+			t.Errorf("clicked %s: radio on %v, YAML has it %v", k, bp.ConnectorOn(k), strings.Contains(bp.YAML, "connector: "+k))
+		}
+	}
 	bp.OnField(state.FPD, "false")
 	if bp.Cfg == nil || bp.PDOn() || len(fieldErrs(bp)) != 0 {
 		t.Errorf("P/D off again: %v", fieldErrs(bp))
@@ -341,6 +348,19 @@ func TestSweepFlow(t *testing.T) {
 	if len(h.downloads) != 1 || h.downloads[0] != "sweep.csv" {
 		t.Errorf("downloads %v", h.downloads)
 	}
+	// a point opens in the run view: its overrides written into the YAML
+	a.Sweep.Points[3].P.Sets = []string{"engine.workers.aggregated.kv_cache.host_offload.num_host_blocks=2048",
+		"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Cancel()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Sweep.Open(3)
+	if a.View != ViewRun || a.Compare.Set != nil || a.Panel.Form.G2 != 2048 || a.Panel.Form.Connector != "offloading_v0_24" ||
+		!a.Runs.Running || h.last().Run.Config != a.Panel.YAML {
+		t.Errorf("open point 3: view %q, form %+v, running %v", a.View, a.Panel.Form, a.Runs.Running)
+	}
+	a.Runs.Cancel()
+	a.SetView(ViewSweep)
 	// cancel stops the workers
 	a.Sweep.Run()
 	a.Sweep.Cancel()
@@ -469,9 +489,10 @@ func TestDeadWorker(t *testing.T) {
 		t.Errorf("restarts %d, running %v, ready %v, error %q", h.restarts, a.Runs.Running, a.Runs.WorkerReady, a.Runs.RunErr)
 	}
 	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Fatal = "internal error: runtime error: makeslice: len out of range" // a handler's panic, earlier
 	a.Runs.Run()
-	if !a.Runs.Running || a.Runs.RunErr != "" {
-		t.Errorf("the next run: running %v, error %q", a.Runs.Running, a.Runs.RunErr)
+	if !a.Runs.Running || a.Runs.RunErr != "" || a.Fatal != "" {
+		t.Errorf("the next run: running %v, error %q, banner %q", a.Runs.Running, a.Runs.RunErr, a.Fatal)
 	}
 	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID,
 		Error: &proto.Error{Kind: "internal", Msg: "internal error: runtime error: makeslice: len out of range\ngoroutine 1 [running]:"}}, nil))
@@ -484,5 +505,92 @@ func TestDeadWorker(t *testing.T) {
 	box = box[:strings.Index(box, "</details>")]
 	if !strings.Contains(box, state.InternalNote) || strings.Contains(box[:strings.Index(box, "<details")], "makeslice") {
 		t.Errorf("an internal error shows open: %s", box)
+	}
+}
+
+// TestExampleBoxRetires: the guided example's box shows while the config
+// is the example's; an edit retires it (and the link stops naming it), and
+// undoing the edit brings it back.
+func TestExampleBoxRetires(t *testing.T) {
+	a := NewRoot(&nopHost{}, "#ex=B")
+	if !a.ExampleApplies() || !strings.Contains(render(t, a), `id="example-box"`) {
+		t.Fatal("no example box on #ex=B")
+	}
+	orig := a.Panel.YAML
+	a.Panel.OnField(state.FG1, "64")
+	if a.ExampleApplies() || strings.Contains(render(t, a), `id="example-box"`) || strings.Contains(a.share().Fragment(), "ex=") {
+		t.Error("the example box stays after an edit")
+	}
+	a.Panel.OnYAML(orig)
+	if !a.ExampleApplies() {
+		t.Error("the example box does not come back when the edit is undone")
+	}
+}
+
+// TestPDConnectorCompare: a connector compare cannot run on a P/D config
+// (the v0.32 profiles require the aggregated role): Run is disabled with
+// the reason; a G2-size compare runs, its rows naming P/D and the
+// connector.
+func TestPDConnectorCompare(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "#ex=B")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Cancel() // the link's own run
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Panel.OnField(state.FPD, "true")
+	a.Compare.Toggle()
+	if a.Runs.CanRun() || !strings.Contains(a.Compare.Problem(), "not available with P/D") {
+		t.Errorf("connector compare with P/D: can run %v, problem %q", a.Runs.CanRun(), a.Compare.Problem())
+	}
+	mustContain(t, render(t, a), `id="err-compare"`)
+	a.Compare.SetAxis(state.AxisG2)
+	if !a.Runs.CanRun() {
+		t.Fatalf("G2 compare with P/D: %q", a.Runs.RunTitle())
+	}
+	a.Runs.Run()
+	if l := h.last().Run.Variants[0].Label; l != "P/D, offloading v0.24, G2 192 blocks" {
+		t.Errorf("label %q", l)
+	}
+}
+
+// TestSweepSetUp: a refused Web Workers value stays in its field with a
+// message and blocks the sweep; the link keeps the grid and the source.
+func TestSweepSetUp(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "#view=sweep")
+	for _, bad := range []string{"0", "100", "-1", "two"} {
+		a.Sweep.SetWorkers(bad)
+		if a.Sweep.WorkersErr == "" || a.Sweep.WorkersValue() != bad || a.Sweep.CanRun() || a.Sweep.Workers != 2 {
+			t.Errorf("workers %q: error %q, field %q, can run %v", bad, a.Sweep.WorkersErr, a.Sweep.WorkersValue(), a.Sweep.CanRun())
+		}
+	}
+	mustContain(t, render(t, a), `id="err-sweep-workers"`)
+	a.Sweep.SetWorkers("3")
+	if a.Sweep.WorkersErr != "" || a.Sweep.Workers != 3 || !a.Sweep.CanRun() {
+		t.Errorf("workers 3: %q %d", a.Sweep.WorkersErr, a.Sweep.Workers)
+	}
+	grid := "connector=offloading_v0_24,simple_cpu_v0_32\nhost_offload.num_host_blocks=64,4096"
+	a.Sweep.SetVary(grid)
+	a.Sweep.SetSource(SweepPanel)
+	b := NewRoot(&nopHost{}, h.frag)
+	if b.View != ViewSweep || b.Sweep.Vary != grid || b.Sweep.Source != SweepPanel {
+		t.Errorf("the link %q restores view %q, grid %q, source %q", h.frag, b.View, b.Sweep.Vary, b.Sweep.Source)
+	}
+}
+
+// TestRankSummary: a run of several DP ranks lists every rank with its
+// passes and pools under the picker; clicking a row shows that rank.
+func TestRankSummary(t *testing.T) {
+	h := &nopHost{width: 900}
+	a := NewRoot(h, "#ex=B")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{
+		{Worker: 0, Rank: 0, Passes: 6, Lines: 6, G1: 3, G2: 8}, {Worker: 0, Rank: 1, Passes: 1234, Lines: 1234, G1: 3000}}}}
+	a.Deliver(result(t, h, [][2]int64{{8, 28}}, meta))
+	html := render(t, a)
+	mustContain(t, html, `id="pv-ranks"`, `id="pv-rank-row-1"`, "worker 0, DP rank 1", "1,234", "3,000")
+	a.Runs.Passes.SetRank("1")
+	if a.Runs.Passes.pv.Rank != 1 || a.Runs.Passes.rankRowClass(1) != "sel" {
+		t.Errorf("rank %d", a.Runs.Passes.pv.Rank)
 	}
 }

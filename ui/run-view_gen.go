@@ -26,7 +26,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		_ = vgparent
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
-		if c.page.Example != nil {
+		if c.page.ExampleApplies() {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "example-box"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "example-box"}}}
 			vgparent.AppendChild(vgn)
 			{
@@ -211,13 +211,13 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "k"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("Restored from G2"))
+					vgn.SetInnerHTML(vugu.HTML("Restored"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "v"}}}
 					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(state.Thousands(c.single().Restored))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "s"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("tokens loaded back at first admission"))
+					vgn.SetInnerHTML(vugu.HTML("tokens loaded back from G2 (CPU) at first admission"))
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
@@ -245,7 +245,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "k"}}}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("G1 reuse"))
+					vgn.SetInnerHTML(vugu.HTML("G1 reused"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "v"}}}
 					vgparent.AppendChild(vgn)
 					vgn.SetInnerHTML(state.Thousands(c.single().G1Reused))
@@ -334,7 +334,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "thead", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth\x3Erun\x3C/th\x3E\x3Cth\x3Erestored\x3C/th\x3E\x3Cth\x3Erecomputed\x3C/th\x3E\x3Cth\x3EG1 reuse\x3C/th\x3E\x3Cth\x3ETTFT p50\x3C/th\x3E\x3Cth\x3ETTFT p99\x3C/th\x3E\x3Cth\x3Ecompleted\x3C/th\x3E\x3C/tr\x3E"))
+					vgn.SetInnerHTML(vugu.HTML("\x3Ctr\x3E\x3Cth\x3Erun\x3C/th\x3E\x3Cth\x3Erestored\x3C/th\x3E\x3Cth\x3Erecomputed\x3C/th\x3E\x3Cth\x3EG1 reused\x3C/th\x3E\x3Cth\x3ETTFT p50 ms\x3C/th\x3E\x3Cth\x3ETTFT p99 ms\x3C/th\x3E\x3Cth\x3Ecompleted\x3C/th\x3E\x3C/tr\x3E"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}

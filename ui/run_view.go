@@ -89,7 +89,7 @@ func (c *RunView) ready() {
 // still holds the last good one, and running it would show results for a
 // config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && !c.Panel.Invalid() && (c.Compare.Set == nil || c.Compare.Err == "")
+	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == ""
 }
 
 // RunTitle explains the Run button when it is disabled.
@@ -99,8 +99,8 @@ func (c *RunView) RunTitle() string {
 		return "a run is under way"
 	case c.Panel.Invalid():
 		return "fix the config first: " + c.Panel.FirstErr()
-	case c.Compare.Set != nil && c.Compare.Err != "":
-		return "fix the compare set-up first: " + c.Compare.Err
+	case c.Compare.Problem() != "":
+		return "fix the compare set-up first: " + c.Compare.Problem()
 	}
 	return "run the config (every compared run)"
 }
@@ -115,6 +115,9 @@ func (c *RunView) Run() {
 		return
 	}
 	c.RunErr = ""
+	if c.page.Fatal != "" && !strings.HasPrefix(c.page.Fatal, "The simulator (sim.wasm) did not load") {
+		c.page.Fatal = "" // a handler's failure: the page went on; a new run starts clean
+	}
 	p := c.Panel
 	if msg := p.Err(state.FTrace); msg != "" {
 		c.RunErr = msg
@@ -243,7 +246,7 @@ func (c *RunView) result(m WorkerMsg) {
 	}
 	c.Selected = max(c.Selected, 0)
 	c.Table.Page = 0
-	c.Status = fmt.Sprintf("Done in %s ms.", state.Ms(c.RunMs))
+	c.Status = "Done in " + state.Duration(c.RunMs) + "."
 	c.chart.dirty = true
 	focus, run := c.focus()
 	c.Passes.start(m.Result, focus, run)
@@ -440,11 +443,13 @@ func (c *RunView) rowClass(i int) string {
 }
 
 // completed is a compare row's "completed / requests".
-func completed(v *proto.View) string { return fmt.Sprintf("%d / %d", v.Completed, v.Requests) }
+func completed(v *proto.View) string {
+	return state.Thousands(int64(v.Completed)) + " / " + state.Thousands(int64(v.Requests))
+}
 
 // runNote is the TTFT card's line under the numbers.
 func runNote(v *proto.View) string {
-	return fmt.Sprintf("%d of %d requests completed, %s passes, %s ms simulated", v.Completed, v.Requests,
+	return fmt.Sprintf("%s of %s requests completed, %s passes, %s ms simulated", state.Thousands(int64(v.Completed)), state.Thousands(int64(v.Requests)),
 		state.Thousands(v.Passes), state.Ms(v.DurationMs))
 }
 

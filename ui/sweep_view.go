@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +26,7 @@ var DefaultSweepVary = []string{
 }
 
 // MaxSweepWorkers bounds the sweep's Web Workers.
-const MaxSweepWorkers = 8
+const MaxSweepWorkers = state.MaxSweepWorkers
 
 // SweepPageRows is the point table's page length.
 const SweepPageRows = 48
@@ -42,6 +41,9 @@ type SweepView struct {
 	Source  string
 	Vary    string // one --vary per line
 	Workers int
+	// WorkersText and WorkersErr: a Web Workers value that was refused,
+	// shown in the field with its message.
+	WorkersText, WorkersErr string
 
 	Running bool
 	Err     string
@@ -81,17 +83,86 @@ func newSweepView(page *Root, workers int) *SweepView {
 func (c *SweepView) SetSource(s string) {
 	if s == SweepPanel || s == SweepBuiltin {
 		c.Source = s
+		if c.page.Sweep != nil {
+			c.page.updateURL()
+		}
 	}
 }
 
 // SetVary sets the grid (one --vary per line).
-func (c *SweepView) SetVary(text string) { c.Vary = text }
+func (c *SweepView) SetVary(text string) {
+	c.Vary = text
+	c.page.updateURL()
+}
 
-// SetWorkers sets how many Web Workers run the points.
-func (c *SweepView) SetWorkers(v string) {
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 1 && n <= MaxSweepWorkers {
-		c.Workers = n
+// share is what the link holds of the sweep view: its grid and its
+// config's source, "" for the defaults.
+func (c *SweepView) share() (vary, source string) {
+	if c.Vary != strings.Join(DefaultSweepVary, "\n") {
+		vary = c.Vary
 	}
+	if c.Source != SweepBuiltin {
+		source = c.Source
+	}
+	return vary, source
+}
+
+// open restores what a link holds of the sweep view.
+func (c *SweepView) open(vary, source string) {
+	c.Vary = strings.Join(DefaultSweepVary, "\n")
+	if vary != "" {
+		c.Vary = vary
+	}
+	c.Source = SweepBuiltin
+	if source == SweepPanel {
+		c.Source = source
+	}
+}
+
+// SetWorkers sets how many Web Workers run the points. A value that is not
+// a whole number from 1 to MaxSweepWorkers stays in the field with a
+// message, and the sweep cannot start until it is fixed.
+func (c *SweepView) SetWorkers(v string) {
+	n, err := state.SweepWorkers(v)
+	if err != nil {
+		c.WorkersText, c.WorkersErr = v, err.Error()
+		return
+	}
+	c.Workers, c.WorkersText, c.WorkersErr = n, "", ""
+}
+
+// WorkersValue is what the Web Workers field shows.
+func (c *SweepView) WorkersValue() string {
+	if c.WorkersErr != "" {
+		return c.WorkersText
+	}
+	return strconv.Itoa(c.Workers)
+}
+
+// Open opens finished point i in the run view: the sweep's config with
+// the point's overrides written into the YAML (as --set would), compare
+// off, and runs it there.
+func (c *SweepView) Open(i int) {
+	defer c.page.guard()
+	if i < 0 || i >= len(c.Points) || !c.Points[i].Done {
+		return
+	}
+	text := c.spec.Config
+	for _, set := range c.Points[i].P.Sets {
+		path, value, _ := strings.Cut(set, "=")
+		var err error
+		if text, err = state.SetYAML(text, path, value); err != nil {
+			c.Err = fmt.Sprintf("point %d cannot open in the run view: %v", i, err)
+			return
+		}
+	}
+	p := c.page
+	p.Example = nil
+	p.Compare.Set = nil
+	p.View = ViewRun
+	p.Runs.reset(0, 0)
+	p.Panel.setYAML(text, state.NoField)
+	p.Runs.Run()
 }
 
 // Varies is the grid's --vary arguments: the lines of the text, trimmed,
@@ -125,7 +196,7 @@ func (c *SweepView) Command() string {
 
 // CanRun tells whether the sweep can start.
 func (c *SweepView) CanRun() bool {
-	return !c.Running && (c.Source == SweepBuiltin || c.page.Panel.Cfg != nil)
+	return !c.Running && c.WorkersErr == "" && (c.Source == SweepBuiltin || !c.page.Panel.Invalid())
 }
 
 // Run starts the sweep: the plan from worker 0, then the points.
@@ -185,7 +256,7 @@ func (c *SweepView) Cancel() {
 	}
 	c.page.host.StopSweep()
 	c.Running, c.id = false, -1
-	c.Status = fmt.Sprintf("Sweep cancelled after %d of %d points.", c.Done, len(c.Points))
+	c.Status = fmt.Sprintf("Sweep cancelled after %s of %s points.", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 }
 
 // failed stops the sweep with a message (a worker failed, or none could
@@ -239,7 +310,7 @@ func (c *SweepView) takePlan(m WorkerMsg) error {
 	for w := 0; w < min(c.Workers, p.Points); w++ {
 		c.hand(w)
 	}
-	c.Status = fmt.Sprintf("0 of %d points", p.Points)
+	c.Status = "0 of " + state.Thousands(int64(p.Points)) + " points"
 	return nil
 }
 
@@ -266,7 +337,7 @@ func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
 	pt.Done, pt.summary = true, m.Text(r.Summary)
 	c.Done++
 	c.plot.dirty = true
-	c.Status = fmt.Sprintf("%d of %d points", c.Done, len(c.Points))
+	c.Status = fmt.Sprintf("%s of %s points", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 	if c.next < len(c.Points) {
 		c.hand(m.Worker)
 	}
@@ -301,7 +372,7 @@ func (c *SweepView) takeFiles(m WorkerMsg) error {
 	c.Curves, c.CSV, c.JSON = &cv, m.Text(f.CSV), m.Text(f.JSON)
 	c.Running = false
 	c.Ms = float64(c.page.host.Now().Sub(c.start).Microseconds()) / 1000
-	c.Status = fmt.Sprintf("%d points in %s ms with %d workers.", len(c.Points), state.Ms(math.Round(c.Ms)), min(c.Workers, len(c.Points)))
+	c.Status = fmt.Sprintf("%s points in %s with %d workers.", state.Thousands(int64(len(c.Points))), state.Duration(c.Ms), min(c.Workers, len(c.Points)))
 	c.plot.dirty = true
 	return nil
 }
@@ -354,7 +425,7 @@ func (c *SweepView) draw() { c.plot.draw(c.page.host, c.Plan, c.Points, c.Curves
 func (c *SweepView) finished() bool { return c.CSV != nil && !c.Running }
 
 func (c *SweepView) tableNote() string {
-	return fmt.Sprintf("%d of %d evaluated", c.Done, len(c.Points))
+	return fmt.Sprintf("%s of %s evaluated", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 }
 
 func (c *SweepView) pageNote() string { return fmt.Sprintf("page %d of %d", c.Page+1, c.Pages()) }

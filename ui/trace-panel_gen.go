@@ -475,23 +475,25 @@ func (c *TracePanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 		vgparent.AppendChild(vgn)
-		{
-			vgcompKey := vugu.MakeCompKey(0x978B6AD5C52017C0^vgin.CurrentPositionHash(), vgiterkey)
-			// ask BuildEnv for prior instance of this specific component
-			vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
-			if vgcomp == nil {
-				// create new one if needed
-				vgcomp = new(NumField)
-				vgin.BuildEnv.WireComponent(vgcomp)
+		if c.Choice() != "gen" {
+			{
+				vgcompKey := vugu.MakeCompKey(0x978B6AD5C52017C0^vgin.CurrentPositionHash(), vgiterkey)
+				// ask BuildEnv for prior instance of this specific component
+				vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
+				if vgcomp == nil {
+					// create new one if needed
+					vgcomp = new(NumField)
+					vgin.BuildEnv.WireComponent(vgcomp)
+				}
+				vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+				vgcomp.Disabled = c.Panel.Form.Source.LoadType != "concurrency"
+				vgcomp.Field = state.FConcurrency
+				vgcomp.Panel = c.Panel
+				vgcomp.Label = "Concurrent sessions"
+				vgout.Components = append(vgout.Components, vgcomp)
+				vgn = &vugu.VGNode{Component: vgcomp}
+				vgparent.AppendChild(vgn)
 			}
-			vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
-			vgcomp.Disabled = c.Panel.Form.Source.LoadType != "concurrency"
-			vgcomp.Field = state.FConcurrency
-			vgcomp.Panel = c.Panel
-			vgcomp.Label = "Concurrent sessions"
-			vgout.Components = append(vgout.Components, vgcomp)
-			vgn = &vugu.VGNode{Component: vgcomp}
-			vgparent.AppendChild(vgn)
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)

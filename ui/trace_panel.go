@@ -233,7 +233,7 @@ func (c *TracePanel) checked(m WorkerMsg) bool {
 	if u.Size <= MaxStoredTrace {
 		c.Panel.page.host.SaveUpload(u.Hash, u.Name, u.text)
 	}
-	c.UploadNote = fmt.Sprintf("%s: %d sessions, %s requests (hash %s)", u.Name, u.Info.Sessions,
+	c.UploadNote = fmt.Sprintf("%s: %s sessions, %s requests (hash %s)", u.Name, state.Thousands(int64(u.Info.Sessions)),
 		state.Thousands(int64(u.Info.Requests)), u.Hash)
 	c.Note = ""
 	c.Pick(u.Name)

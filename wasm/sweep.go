@@ -143,6 +143,7 @@ func (s *sweepJob) point(i int) (summary []byte, pt proto.SweepPoint, jerr *jobE
 		return nil, pt, sweepError(err)
 	}
 	pt.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	pt.Sets = p.Overrides(i)
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(summary, &top); err != nil {
 		return nil, pt, &jobError{Kind: "internal", Msg: "summary: " + err.Error()}

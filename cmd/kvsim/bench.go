@@ -65,7 +65,7 @@ traffic:
   load: {type: concurrency, concurrency: 64}
 engine:
   mode: aggregated
-  model: tests/e2e/configs/unified_cli/fixtures/tiny-model
+  model: tiny
   hardware: h200_sxm
   backend: vllm
   context_length: 4096

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
+	"time"
 )
 
 func main() {
@@ -27,8 +31,19 @@ func main() {
 	if err != nil {
 		log.Fatalf("serve: %v", err)
 	}
-	fmt.Printf("kvsim: serving %s at http://%s/ (opens on the §A connector comparison)\n", *dir, ln.Addr())
-	if err := http.Serve(ln, Handler(*dir)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	fmt.Printf("kvsim: serving %s at http://%s/ (the page runs the §A connector comparison on load; Ctrl-C stops)\n", *dir, ln.Addr())
+	srv := &http.Server{Handler: Handler(*dir)}
+	// Ctrl-C (or a SIGTERM) is the way to stop: shut down and exit 0
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
+	fmt.Println("kvsim: stopped")
 }

@@ -94,6 +94,38 @@ func (c Compare) Label(v string) string {
 	return "G2 " + v + " blocks"
 }
 
+// rowLabel is the row label of value v on cfg: every setting that differs
+// between the rows and what the rows share that a reader needs (the
+// connector of a G2-size compare, P/D).
+func (c Compare) rowLabel(cfg *config.Config, v string) string {
+	l := c.Label(v)
+	if cfg == nil {
+		return l
+	}
+	f := FormOf(cfg)
+	if c.Axis == AxisG2 && v != "none" {
+		conn := f.Connector
+		if !f.HasG2 {
+			conn = config.ConnectorOffloadingV024 // the config's default connector
+		}
+		l = ConnectorLabel(conn) + ", " + l
+	}
+	if f.PD() {
+		l = "P/D, " + l
+	}
+	return l
+}
+
+// PDProblem says why c cannot run on a P/D config ("" when it can): the
+// v0.32 connector profiles require the aggregated role, so a connector
+// compare has one profile left.
+func (c Compare) PDProblem(pd bool) string {
+	if !pd || c.Axis != AxisConnector {
+		return ""
+	}
+	return "Comparing connectors is not available with P/D: offloading v0.32 and SimpleCPU v0.32 require the aggregated role. Compare G2 sizes, or turn P/D off."
+}
+
 // Variants are the runs of c on the config cfg parses to: --set overrides
 // on every role.
 func (c Compare) Variants(cfg *config.Config) []proto.Variant {
@@ -115,7 +147,7 @@ func (c Compare) Variants(cfg *config.Config) []proto.Variant {
 				sets = append(sets, r+".kv_cache.host_offload.num_host_blocks="+v)
 			}
 		}
-		out = append(out, proto.Variant{Label: c.Label(v), Sets: sets})
+		out = append(out, proto.Variant{Label: c.rowLabel(cfg, v), Sets: sets})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -23,6 +24,19 @@ func Ms(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 
+// Duration writes a wall time given in milliseconds for people: whole
+// milliseconds below 10 s ("194 ms", "1,467 ms"), seconds with one decimal
+// above ("14.2 s"); "–" for a missing value.
+func Duration(ms float64) string {
+	switch {
+	case ms < 0 || math.IsNaN(ms):
+		return "–"
+	case ms < 10000:
+		return numfmt.Thousands(int64(math.Round(ms))) + " ms"
+	}
+	return strconv.FormatFloat(math.Round(ms/100)/10, 'f', 1, 64) + " s"
+}
+
 // Percent writes part/whole as a percentage with one decimal.
 func Percent(part, whole int64) string {
 	if whole <= 0 {
@@ -37,7 +51,7 @@ type Column struct{ Key, Label string }
 // Columns are the request table's columns.
 var Columns = []Column{
 	{"id", "request"}, {"turn", "turn"}, {"input", "input"}, {"ttft", "TTFT ms"},
-	{"g1", "G1 reused"}, {"host", "G2 reused"}, {"recomputed", "recomputed"},
+	{"g1", "G1 reused"}, {"host", "restored"}, {"recomputed", "recomputed"},
 }
 
 // PDColumn is the extra column of a P/D run: the prefill and the decode
@@ -107,6 +121,19 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 		return by(a, b)
 	})
 	return out
+}
+
+// MaxSweepWorkers bounds the sweep view's Web Workers.
+const MaxSweepWorkers = 8
+
+// SweepWorkers reads the sweep view's Web Workers field: a whole number
+// from 1 to MaxSweepWorkers.
+func SweepWorkers(v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > MaxSweepWorkers {
+		return 0, fmt.Errorf("Web Workers: %q is not a whole number from 1 to %d", v, MaxSweepWorkers)
+	}
+	return n, nil
 }
 
 // A PlacementRow is one session of the "where each session went" table:

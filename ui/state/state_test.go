@@ -205,7 +205,7 @@ func TestCompareVariants(t *testing.T) {
 	}
 	g := Compare{Axis: AxisG2, Values: []string{"2048", "none"}}
 	vs = g.Variants(cfg)
-	if vs[1].Sets[0] != agg+".kv_cache.host_offload=null" || vs[0].Label != "G2 2048 blocks" {
+	if vs[1].Sets[0] != agg+".kv_cache.host_offload=null" || vs[0].Label != "SimpleCPU v0.32, G2 2048 blocks" {
 		t.Fatalf("%+v", vs)
 	}
 	for _, bad := range []string{"connector:offloading_v0_24", "g2:1,2,3,4", "g2:0,5", "size:1,2", "g2:5,5"} {
@@ -288,6 +288,14 @@ func TestSessionSpecSet(t *testing.T) {
 	}
 	if want := (SessionSpec{Sessions: 1, Turns: 2, NewTokens: 3, OutputTokens: 4, Concurrency: 5, DelayMs: 6}); s != want {
 		t.Errorf("%+v, want %+v", s, want)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for ms, want := range map[float64]string{193.999: "194 ms", 1467.2: "1,467 ms", 14200: "14.2 s", -1: "–", 0.4: "0 ms"} {
+		if got := Duration(ms); got != want {
+			t.Errorf("Duration(%v) = %q; want %q", ms, got, want)
+		}
 	}
 }
 

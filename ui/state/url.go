@@ -30,6 +30,9 @@ type Share struct {
 	Pass, Rank, Variant int
 	// View is "sweep" for the sweep view ("" for the run view).
 	View string
+	// SweepVary is the sweep view's grid (one --vary per line; "": the
+	// default grid) and SweepSource its config ("": the built-in one).
+	SweepVary, SweepSource string
 }
 
 // UploadRef identifies an uploaded trace.
@@ -73,6 +76,12 @@ func (s Share) Fragment() string {
 	}
 	if s.View != "" {
 		v.Set("view", s.View)
+	}
+	if s.SweepVary != "" {
+		v.Set("sv", packText(s.SweepVary))
+	}
+	if s.SweepSource != "" {
+		v.Set("ss", s.SweepSource)
 	}
 	return v.Encode()
 }
@@ -134,6 +143,14 @@ func ParseFragment(frag string) (Share, error) {
 	if v.Get("view") == "sweep" {
 		s.View = "sweep"
 	}
+	if sv := v.Get("sv"); sv != "" {
+		text, err := unpackText(sv)
+		if err != nil {
+			return Share{}, fmt.Errorf("the link's sweep grid is damaged: %v", err)
+		}
+		s.SweepVary = text
+	}
+	s.SweepSource = v.Get("ss")
 	return s, nil
 }
 

@@ -51,6 +51,9 @@ type SweepPoint struct {
 	TTFTP50    string  `json:"ttft_p50"`
 	TTFTP99    string  `json:"ttft_p99"`
 	ElapsedMs  float64 `json:"elapsed_ms"`
+	// Sets are the point's --set overrides of the sweep's config (core/sweep's
+	// Plan.Overrides): the page opens the point in the run view with them.
+	Sets []string `json:"sets,omitempty"`
 }
 
 // SweepCurves are the plotted lines of a finished sweep, as core/sweep's
