@@ -271,6 +271,10 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	gapCap, gapTotal := e.gapCapacities(wl, n)
 	gapArena := make([]report.Gap, gapTotal)
 	gapValues := report.NewGapValues()
+	var prefillArena []report.PrefillTime
+	if e.recordsBounds() {
+		prefillArena = make([]report.PrefillTime, n)
+	}
 	for s := range wl.Sessions {
 		ws := &wl.Sessions[s]
 		for t := range ws.Turns {
@@ -287,6 +291,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			rec.Admissions = admArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.Routing = routeArena[perReq*i : perReq*i : perReq*(i+1)]
 			rec.SetGapBuffer(gapArena[:0:gapCap(i)], gapValues)
+			if prefillArena != nil {
+				rec.Prefill = &prefillArena[i]
+			}
 			gapArena = gapArena[gapCap(i):]
 			e.Records[i] = rec
 			c := slotCap[i]
@@ -407,6 +414,18 @@ func (e *Engine) gapCapacities(wl *trace.Workload, n int) (func(i int) int, int)
 		}
 	}
 	return func(i int) int { return int(room[i]) }, total
+}
+
+// recordsBounds reports whether a role's timing says what bounds its
+// passes (roofline, trained_physics): then every record carries the step
+// time of its prefill passes by bound (report.PrefillTime).
+func (e *Engine) recordsBounds() bool {
+	for _, r := range e.cfg.Roles() {
+		if r.Timing.Kind == timing.Roofline || r.Timing.Kind == timing.TrainedPhysics {
+			return true
+		}
+	}
+	return false
 }
 
 // buildRole creates the workers, ranks, G1 pools and G2 domains of a role.
@@ -894,9 +913,26 @@ func (e *Engine) completePass(w *worker) {
 	}
 }
 
+// notePrefillTime adds a bounded pass's step time to the records of the
+// requests it did prefill work for (the scheduler's test of prefill work,
+// docs/model/timing.md ("Per request")).
+func (e *Engine) notePrefillTime(res *scheduler.PassResult) {
+	d, compute := res.End-res.ComputeStart, res.Bound == timing.ComputeBound
+	for _, s := range res.Scheduled {
+		if s.Tokens >= 1 && (s.Before < s.Req.PromptLen || s.Tokens > 1) {
+			if p := e.Records[s.Req.Index].Prefill; p != nil {
+				p.Add(d, compute)
+			}
+		}
+	}
+}
+
 // commit records a completed pass in the report and moves sessions on.
 func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 	e.CommittedPrefill += res.PrefillTokens
+	if res.Bound != timing.NoBound && res.PrefillTokens > 0 && rk.Role != config.RoleDecode {
+		e.notePrefillTime(res)
+	}
 	e.Preemptions += int64(len(res.Preempted))
 	pool := rk.Role
 	if pool == config.RoleAggregated {

@@ -219,3 +219,85 @@ func TestRandomWorldsModelledTiming(t *testing.T) {
 		t.Errorf("modelled-timing world digests differ from %s:\n%s", timedDigestsGolden, got)
 	}
 }
+
+// TestPrefillTimeByBound is requests.jsonl's prefill_* fields on a hand-
+// checked case (docs/model/timing.md ("Per request")): on roofline,
+// Llama-3.1-8B on an H200, A (4,096 prompt tokens at 0 ms) is prefilled
+// alone in pass 1, compute-bound; B (64 tokens, arriving at 1 ms, during
+// A's prefill) is prefilled in pass 2 beside A's first decode step, a
+// memory-bound pass (the weights dominate 65 tokens). Each request's
+// figure is its pass's end_ms − compute_start_ms in passes.jsonl, under
+// its bound, and the other bound is 0. Fixed and polynomial timing write
+// no prefill_* field.
+func TestPrefillTimeByBound(t *testing.T) {
+	trace := `{"timestamp":0,"input_length":4096,"output_length":3,"hash_ids":[` + hashIDs(1, 256) + "]}\n" +
+		`{"timestamp":1,"input_length":64,"output_length":2,"hash_ids":[` + hashIDs(1001, 4) + "]}\n"
+	run := func(timingYAML string) (*Result, *record.Record) {
+		cfg, err := config.Parse("t.yaml", ".", []byte(timingConfig(timingYAML)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(trace)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := record.NewRecorder()
+		res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := rr.Record().WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		dec, err := record.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, dec
+	}
+	res, dec := run("{type: roofline}")
+	pass := func(p int) (vtime.Time, string) {
+		in, err := dec.Info(0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.EndMs - in.ComputeStartMs, in.Bound
+	}
+	d1, b1 := pass(1)
+	d2, b2 := pass(2)
+	if b1 != "compute" || b2 != "memory" {
+		t.Fatalf("passes 1 and 2 bound by %q and %q; want compute and memory", b1, b2)
+	}
+	a, b := res.Records[0].Prefill, res.Records[1].Prefill
+	if a == nil || b == nil {
+		t.Fatal("roofline records carry no prefill time")
+	}
+	if a.Passes != 1 || a.ComputeBoundMs != d1 || a.MemoryBoundMs != 0 {
+		t.Errorf("A: %+v; want 1 pass, %v ms compute-bound", *a, d1)
+	}
+	if b.Passes != 1 || b.ComputeBoundMs != 0 || b.MemoryBoundMs != d2 {
+		t.Errorf("B: %+v; want 1 pass, %v ms memory-bound", *b, d2)
+	}
+	t.Logf("A: pass 1 %.6f ms compute-bound; B: pass 2 %.6f ms memory-bound", float64(d1), float64(d2))
+	want := fmt.Sprintf(`"prefill_passes": 1, "prefill_compute_bound_ms": %s, "prefill_memory_bound_ms": 0,`,
+		strconv.FormatFloat(float64(d1), 'f', -1, 64))
+	if !strings.Contains(string(res.RequestsJSONL()), want) {
+		t.Errorf("requests.jsonl lacks %s:\n%s", want, res.RequestsJSONL())
+	}
+	for _, typ := range []string{"{type: fixed, prefill_ms: 2, decode_ms: 1}", "{type: polynomial}"} {
+		res, _ := run(typ)
+		if bytes.Contains(res.RequestsJSONL(), []byte("prefill_")) || res.Records[0].Prefill != nil {
+			t.Errorf("%s writes a prefill time:\n%s", typ, res.RequestsJSONL())
+		}
+	}
+}
+
+// hashIDs lists n block hashes from first, comma-separated.
+func hashIDs(first, n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(first + i)
+	}
+	return strings.Join(ids, ",")
+}

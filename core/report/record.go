@@ -85,10 +85,15 @@ type Request struct {
 	PrefillAdmitMs, SourceHeldMs, DestinationReservedMs     vtime.Time
 	DestinationActivatedMs, DecodeAdmitMs, SourceReleasedMs vtime.Time
 	DecodeReused                                            int
-	Routing                                                 []Routing
-	Admissions                                              []Admission
-	Readmissions                                            int
-	Status                                                  string // "" while in flight
+	// Prefill is the step time of the passes that did the request's
+	// prefill work, by what bounded them; nil unless the run's timing
+	// records bounds (roofline, trained_physics), so fixed and polynomial
+	// records are unchanged.
+	Prefill      *PrefillTime
+	Routing      []Routing
+	Admissions   []Admission
+	Readmissions int
+	Status       string // "" while in flight
 
 	// gaps is the closed runs of inter-token gaps as (value id, count),
 	// merged by value when the value is among the first mergeScan runs (a
@@ -98,6 +103,28 @@ type Request struct {
 	// table of the ids (shared by a run's records).
 	gaps   []Gap
 	values *GapValues
+}
+
+// PrefillTime sums the step times (compute start to end, on the rank that
+// ran it) of the aggregated or prefill passes that did a request's prefill
+// work (its prompt, or tokens it recomputes after a preemption), split by
+// what bounded each pass (docs/model/timing.md ("What bounds a pass")). A
+// pass counts whole: its time is the batch's, not the request's share.
+type PrefillTime struct {
+	Passes         int
+	ComputeBoundMs vtime.Time
+	MemoryBoundMs  vtime.Time
+}
+
+// Add counts one prefill pass of step time ms bounded by compute (or by
+// memory when compute is false).
+func (p *PrefillTime) Add(ms vtime.Time, compute bool) {
+	p.Passes++
+	if compute {
+		p.ComputeBoundMs += ms
+	} else {
+		p.MemoryBoundMs += ms
+	}
 }
 
 // mergeScan is how many closed runs a new run is compared with.

@@ -196,6 +196,11 @@ func appendRequest(b []byte, r *Request) []byte {
 		o.int("first_admission_g1_reused_input_tokens", int64(r.FirstG1))
 		o.int("first_admission_host_reused_input_tokens", int64(r.FirstHost))
 	}
+	if p := r.Prefill; p != nil {
+		o.int("prefill_passes", int64(p.Passes))
+		o.num("prefill_compute_bound_ms", float64(p.ComputeBoundMs))
+		o.num("prefill_memory_bound_ms", float64(p.MemoryBoundMs))
+	}
 	if r.DecodeWorker >= 0 {
 		o.int("prefill_worker_idx", int64(r.PrefillWorker))
 		o.int("decode_worker_idx", int64(r.DecodeWorker))
