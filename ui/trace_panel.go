@@ -196,12 +196,21 @@ func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
 	})
 }
 
-// OnUpFormat sets the next upload's trace format.
-func (c *TracePanel) OnUpFormat(v string) { c.UpFormat = v }
+// OnUpFormat sets the next upload's trace format; a weka corpus takes its
+// own block size unless one is entered.
+func (c *TracePanel) OnUpFormat(v string) {
+	if v == config.FormatWeka && c.UpFormat != v {
+		c.UpBlock = 0
+	} else if c.UpBlock == 0 && v != config.FormatWeka {
+		c.UpBlock = 16
+	}
+	c.UpFormat = v
+}
 
-// OnUpBlock sets the next upload's tokens per hash id.
+// OnUpBlock sets the next upload's tokens per hash id (weka: 0 takes the
+// corpus's block_size).
 func (c *TracePanel) OnUpBlock(v string) {
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n > 0 || n == 0 && c.UpFormat == config.FormatWeka) {
 		c.UpBlock = n
 		c.Panel.errs[state.FUpBlock] = ""
 	} else {

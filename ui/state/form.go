@@ -558,12 +558,26 @@ func UseUpload(text, name, format string, blockSize, concurrency int) (string, e
 	if SafeName(name) != name {
 		return "", fmt.Errorf("trace name %q needs quoting", name)
 	}
-	if format != config.FormatMooncake && format != config.FormatMooncakeDelta {
+	if !slices.Contains(UploadFormats, format) {
 		return "", fmt.Errorf("unknown trace format %q", format)
 	}
-	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s], block_size: %d}, load: {type: concurrency, concurrency: %d}}",
-		format, name, blockSize, max(1, concurrency)))
+	block := fmt.Sprintf(", block_size: %d", blockSize)
+	if format == config.FormatWeka && blockSize <= 0 {
+		block = "" // the corpus's own block_size
+	}
+	load := fmt.Sprintf("{type: concurrency, concurrency: %d}", max(1, concurrency))
+	if config.Agentic(format) {
+		// agentic plays run on their own clocks (docs/model/agentic.md)
+		load = "{type: trace_timestamps}"
+	}
+	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s]%s}, load: %s}",
+		format, name, block, load))
 }
+
+// UploadFormats lists the trace formats an upload can be read as, in the
+// picker's order. A weka corpus embeds its block size: block size 0 takes
+// it.
+var UploadFormats = []string{config.FormatMooncakeDelta, config.FormatMooncake, config.FormatAgenticMooncake, config.FormatWeka}
 
 // SessionSpec is the synthetic-session generator's form.
 type SessionSpec struct {
