@@ -132,6 +132,12 @@ func (c *TracePanel) Choice() string {
 	return c.Panel.Form.Source.Path
 }
 
+// Agentic tells whether the config reads an agentic trace, whose load
+// controls the panel then shows.
+func (c *TracePanel) Agentic() bool {
+	return c.Panel.Form.Source.Type == config.SourceTrace && config.Agentic(c.Panel.Form.Source.Format)
+}
+
 // UploadNames lists the uploaded traces by name.
 func (c *TracePanel) UploadNames() []string {
 	out := make([]string, 0, len(c.Uploads))
