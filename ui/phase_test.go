@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// TestWarmupPhase: the pass view labels a warmed run's preparation passes,
+// the first pass after the barrier and later ones, per rank; a run without
+// warmup gets no label.
+func TestWarmupPhase(t *testing.T) {
+	meta := []proto.PassMeta{{Recorded: true, Warmup: true, BarrierMs: 20,
+		Ranks: []proto.RankMeta{{Passes: 15, Prep: 10}, {Passes: 15, Prep: 9}}}}
+	pv := &passState{Meta: meta}
+	for _, c := range []struct {
+		rank, pass  int
+		want, class string
+	}{
+		{0, 1, "preparation pass 1 of 10", "prep"},
+		{0, 10, "preparation pass 10 of 10", "prep"},
+		{0, 11, "first pass after the warmup barrier (20", "profile"},
+		{1, 10, "first pass after the warmup barrier", "profile"},
+		{1, 12, "after the warmup barrier (20", "profile"},
+	} {
+		pv.Rank, pv.Pass = c.rank, c.pass
+		if got := pv.phase(); !strings.HasPrefix(got, c.want) || pv.phaseClass() != c.class {
+			t.Errorf("rank %d pass %d: %q (%s), want %q (%s)", c.rank, c.pass, got, pv.phaseClass(), c.want, c.class)
+		}
+	}
+	pv.Meta[0].Warmup = false
+	if got := pv.phase(); got != "" {
+		t.Errorf("without warmup: %q", got)
+	}
+	if got := (*passState)(nil).phase(); got != "" {
+		t.Errorf("nil: %q", got)
+	}
+}
