@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,34 @@ func TestAgenticWarmup(t *testing.T) {
 		t.Errorf("page recomputed %q, native %q (cold: %s)", got, recomputed, coldRecomputed)
 	}
 	t.Logf("restored %s, recomputed %s (without warmup %s)", restored, recomputed, coldRecomputed)
+
+	// the pass view: rank 0's preparation passes end where a native run's
+	// passes reach the barrier
+	out, err := replay.Run(replay.Job{Name: "config.yaml", Config: []byte(yaml), Traces: replay.Traces{Builtin: true},
+		Capture: replay.Capture{Passes: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier := out.Summary.Agentic.Phases.ProfileStartMs
+	prep := 0
+	for i := 1; i <= out.Record.NumPasses(0); i++ {
+		if in, _ := out.Record.Info(0, i); in.StartMs < barrier {
+			prep = i
+		}
+	}
+	tb.pvReady(0)
+	tb.do(chromedp.Click(chromedp.ID("pv-first")))
+	tb.pvReady(1)
+	if got, want := tb.text("#pv-phase"), fmt.Sprintf("preparation pass 1 of %d", prep); !strings.HasPrefix(got, want) {
+		t.Errorf("pass 1: %q, want %q…", got, want)
+	}
+	for range prep {
+		tb.do(chromedp.Click(chromedp.ID("pv-next")))
+	}
+	tb.pvReady(prep + 1)
+	if got := tb.text("#pv-phase"); !strings.HasPrefix(got, "first pass after the warmup barrier") {
+		t.Errorf("pass %d: %q", prep+1, got)
+	}
+	t.Logf("barrier %v ms; rank 0: %d preparation passes", barrier, prep)
 	tb.shot("agentic-warmup")
 }
