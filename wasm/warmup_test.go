@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/replay"
@@ -48,5 +51,25 @@ func TestMarkWarmup(t *testing.T) {
 			t.Errorf("prep passes %d of %d", prep, total)
 		}
 		t.Logf("warmup %v: barrier %v ms, %d of %d passes before it", warm, m.BarrierMs, prep, total)
+	}
+}
+
+// TestCheckWeka: the upload check reads a weka corpus with block size 0
+// (the corpus's own block_size) as the page sends it, and refuses a
+// negative one with the reader's message.
+func TestCheckWeka(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "core", "trace", "testdata", "weka-g2-restore.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{Op: proto.OpCheck, Name: "weka.jsonl", Text: string(text), Format: "weka", BlockSize: 0}
+	info, cerr := j.check()
+	if cerr != nil || info.Sessions == 0 || info.Requests == 0 {
+		t.Fatalf("check: %+v %v", info, cerr)
+	}
+	t.Logf("weka-g2-restore.jsonl: %d sessions, %d requests", info.Sessions, info.Requests)
+	j.BlockSize = -1
+	if _, cerr := j.check(); cerr == nil || !strings.Contains(cerr.Msg, "block size must be positive") {
+		t.Fatalf("block size -1: %+v", cerr)
 	}
 }
