@@ -115,6 +115,13 @@ func TestAgenticWarmup(t *testing.T) {
 	if got := tb.text("#pv-phase"); !strings.HasPrefix(got, "first pass after the warmup barrier") {
 		t.Errorf("pass %d: %q", prep+1, got)
 	}
-	t.Logf("barrier %v ms; rank 0: %d preparation passes", barrier, prep)
+	orange := eval[int](tb, `(() => { const c = document.getElementById('pv-timeline');
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
+		for (let i = 0; i < d.length; i += 4) if (d[i] == 0xE6 && d[i+1] == 0x9F && d[i+2] == 0x00) n++;
+		return n; })()`)
+	if orange == 0 {
+		t.Error("the timeline has no barrier line")
+	}
+	t.Logf("barrier %v ms; rank 0: %d preparation passes; %d barrier pixels", barrier, prep, orange)
 	tb.shot("agentic-warmup")
 }
