@@ -58,7 +58,7 @@ func TestSimpleCPU2048(t *testing.T) {
 	// the table sorts
 	tb.do(chromedp.Click(chromedp.CSS("th.sort.ttft")))
 	tb.do(chromedp.Click(chromedp.CSS("th.sort.ttft")))
-	first := tb.text("table.reqs tbody tr td")
+	first := tb.text("#requests table.reqs tbody tr td")
 	if first == "" {
 		t.Error("empty request table")
 	}

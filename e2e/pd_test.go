@@ -29,11 +29,11 @@ func TestPDRestore(t *testing.T) {
 	if got := tb.cardValue("card-restored"); got != "8" {
 		t.Errorf("P/D §B restored %q, want 8", got)
 	}
-	head := eval[[]string](tb, `[...document.querySelectorAll('table.reqs th')].map(c => c.textContent.trim())`)
+	head := eval[[]string](tb, `[...document.querySelectorAll('#requests table.reqs th')].map(c => c.textContent.trim())`)
 	if len(head) == 0 || !strings.HasPrefix(head[len(head)-1], "prefill → decode") {
 		t.Errorf("table header %q", head)
 	}
-	rows := eval[[]string](tb, `[...document.querySelectorAll('table.reqs tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
+	rows := eval[[]string](tb, `[...document.querySelectorAll('#requests table.reqs tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
 	found := false
 	for _, r := range rows {
 		c := strings.Split(r, "|")

@@ -24,11 +24,11 @@ func TestRoutingExample(t *testing.T) {
 			t.Errorf("rows %q; want row %d to start %q", rows, i, w)
 		}
 	}
-	head := eval[[]string](tb, `[...document.querySelectorAll('table.reqs th')].map(c => c.textContent.trim())`)
+	head := eval[[]string](tb, `[...document.querySelectorAll('#requests table.reqs th')].map(c => c.textContent.trim())`)
 	if len(head) == 0 || !strings.HasPrefix(head[len(head)-1], "worker") {
 		t.Errorf("table header %q", head)
 	}
-	cells := eval[[]string](tb, `[...document.querySelectorAll('table.reqs tbody tr')].map(r => r.cells[r.cells.length-1].textContent.trim())`)
+	cells := eval[[]string](tb, `[...document.querySelectorAll('#requests table.reqs tbody tr')].map(r => r.cells[r.cells.length-1].textContent.trim())`)
 	for _, c := range cells {
 		if len(c) != 2 || c[0] != 'W' || c[1] < '0' || c[1] > '3' {
 			t.Errorf("worker cells %q", cells)
