@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -36,4 +37,30 @@ func TestWarmupPhase(t *testing.T) {
 	if got := (*passState)(nil).phase(); got != "" {
 		t.Errorf("nil: %q", got)
 	}
+}
+
+// TestUploadFormats: the upload offers the agentic formats; weka takes
+// block size 0 (the corpus's block_size) and the others refuse it, next
+// to the input and with Run off.
+func TestUploadFormats(t *testing.T) {
+	a := NewRoot(&nopHost{}, "#ex=B")
+	tp := a.Panel.Traces
+	mustContain(t, render(t, a), `value="agentic_mooncake"`, `value="weka"`)
+	tp.OnUpFormat("weka")
+	if tp.UpBlock != 0 {
+		t.Errorf("weka block size %d, want 0", tp.UpBlock)
+	}
+	tp.OnUpBlock("0")
+	if e := a.Panel.Err(state.FUpBlock); e != "" {
+		t.Errorf("weka refuses 0: %q", e)
+	}
+	tp.OnUpFormat("mooncake")
+	if tp.UpBlock != 16 {
+		t.Errorf("mooncake block size %d, want 16", tp.UpBlock)
+	}
+	tp.OnUpBlock("0")
+	if e := a.Panel.Err(state.FUpBlock); !strings.Contains(e, "positive") || a.Runs.CanRun() {
+		t.Errorf("mooncake block 0: %q, run allowed %v", e, a.Runs.CanRun())
+	}
+	mustContain(t, render(t, a), `id="err-upblock"`)
 }

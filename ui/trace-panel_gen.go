@@ -447,6 +447,14 @@ func (c *TracePanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 			vgparent.AppendChild(vgn)
+			if c.Panel.Err(state.FUpBlock) != "" {
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err"}}}
+				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("id", state.FUpBlock.ErrID())
+				vgn.SetInnerHTML(c.Panel.Err(state.FUpBlock))
+			}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "upload"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".jsonl,.json,.txt,application/json"}}}
 			vgparent.AppendChild(vgn)
 			vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{

@@ -205,6 +205,7 @@ func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
 // OnUpFormat sets the next upload's trace format; a weka corpus takes its
 // own block size unless one is entered.
 func (c *TracePanel) OnUpFormat(v string) {
+	c.Panel.errs[state.FUpBlock] = ""
 	if v == config.FormatWeka && c.UpFormat != v {
 		c.UpBlock = 0
 	} else if c.UpBlock == 0 && v != config.FormatWeka {
@@ -219,8 +220,10 @@ func (c *TracePanel) OnUpBlock(v string) {
 	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n > 0 || n == 0 && c.UpFormat == config.FormatWeka) {
 		c.UpBlock = n
 		c.Panel.errs[state.FUpBlock] = ""
+	} else if c.UpFormat == config.FormatWeka {
+		c.Panel.errs[state.FUpBlock] = "tokens per hash id: enter a whole number, 0 for the corpus's block_size"
 	} else {
-		c.Panel.errs[state.FUpBlock] = "enter a positive whole number"
+		c.Panel.errs[state.FUpBlock] = "tokens per hash id: enter a positive whole number"
 	}
 }
 
