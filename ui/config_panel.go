@@ -205,6 +205,8 @@ func formValue(f, last state.Form, field state.Field) string {
 			return last.Connector
 		}
 		return f.Connector
+	case state.FLanes, state.FSnapshotSeed, state.FWarmup, state.FProfileSeconds:
+		return agenticValue(f.Source.Agentic, field)
 	case state.FConcurrency:
 		if f.Source.LoadType != config.LoadConcurrency {
 			return ""
@@ -311,4 +313,20 @@ func (c *ConfigPanel) replicasLabel() string {
 		return "Prefill replicas"
 	}
 	return "Replicas"
+}
+
+// agenticValue is what an agentic load control shows ("" for an unset
+// key).
+func agenticValue(a state.Agentic, field state.Field) string {
+	switch {
+	case field == state.FWarmup:
+		return strconv.FormatBool(a.Warmup)
+	case field == state.FLanes && a.Lanes > 0:
+		return strconv.Itoa(a.Lanes)
+	case field == state.FSnapshotSeed && a.Snapshot:
+		return strconv.FormatUint(a.Seed, 10)
+	case field == state.FProfileSeconds && a.Profile:
+		return strconv.FormatFloat(a.ProfileSeconds, 'f', -1, 64)
+	}
+	return ""
 }

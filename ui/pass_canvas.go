@@ -128,11 +128,16 @@ func (pc *passCanvas) drawTimeline(h Host, pv *passState, labels []string) {
 	rows := 0
 	var names []string
 	var tls []*proto.Timeline
+	var prep []int // per row: the rank's preparation passes (agentic warmup)
 	for v := range pv.Meta {
 		if !pv.Meta[v].Recorded {
 			continue
 		}
 		rows++
+		prep = append(prep, 0)
+		if m := pv.Meta[v]; m.Warmup && pv.Rank < len(m.Ranks) {
+			prep[len(prep)-1] = m.Ranks[pv.Rank].Prep
+		}
 		switch {
 		case len(labels) == 1:
 			names = append(names, "this run")
@@ -147,6 +152,9 @@ func (pc *passCanvas) drawTimeline(h Host, pv *passState, labels []string) {
 	}
 	pc.tl = L
 	draw.DrawTimeline(pc.tlImg, L, names, tls, pv.Pass)
+	for r, n := range prep {
+		draw.DrawBarrier(pc.tlImg, L, r, n)
+	}
 }
 
 func pvSubtitle(fr *pvFrame) string {

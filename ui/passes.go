@@ -622,3 +622,47 @@ func (pv *passState) states(v int) string {
 // maxStatesAttr bounds the G1 size whose states go into the canvas's
 // data-states attribute.
 const maxStatesAttr = 2048
+
+// warmupRank is the first recorded run's meta of the rank on screen when
+// that run had an agentic warmup (ok false otherwise).
+func (pv *passState) warmupRank() (m proto.PassMeta, prep int, ok bool) {
+	if pv == nil {
+		return m, 0, false
+	}
+	for _, m := range pv.Meta {
+		if m.Recorded {
+			if !m.Warmup || pv.Rank >= len(m.Ranks) {
+				return m, 0, false
+			}
+			return m, m.Ranks[pv.Rank].Prep, true
+		}
+	}
+	return m, 0, false
+}
+
+// phase says where the pass on screen stands to an agentic warmup's
+// barrier ("" without warmup): the rank's first passes prepare the caches
+// and are left out of the report, whose times start at the barrier
+// (docs/model/agentic.md, "Warmup").
+func (pv *passState) phase() string {
+	m, prep, ok := pv.warmupRank()
+	if !ok || pv.Pass < 1 {
+		return ""
+	}
+	at := state.Ms(m.BarrierMs)
+	switch {
+	case pv.Pass <= prep:
+		return fmt.Sprintf("preparation pass %d of %d (agentic warmup, before the barrier at %s ms; not in the report)", pv.Pass, prep, at)
+	case pv.Pass == prep+1:
+		return fmt.Sprintf("first pass after the warmup barrier (%s ms; report times start there)", at)
+	}
+	return fmt.Sprintf("after the warmup barrier (%s ms)", at)
+}
+
+// phaseClass is the phase label's class ("prep" on preparation passes).
+func (pv *passState) phaseClass() string {
+	if _, prep, ok := pv.warmupRank(); ok && pv.Pass <= prep {
+		return "prep"
+	}
+	return "profile"
+}

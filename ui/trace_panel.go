@@ -132,6 +132,12 @@ func (c *TracePanel) Choice() string {
 	return c.Panel.Form.Source.Path
 }
 
+// Agentic tells whether the config reads an agentic trace, whose load
+// controls the panel then shows.
+func (c *TracePanel) Agentic() bool {
+	return c.Panel.Form.Source.Type == config.SourceTrace && config.Agentic(c.Panel.Form.Source.Format)
+}
+
 // UploadNames lists the uploaded traces by name.
 func (c *TracePanel) UploadNames() []string {
 	out := make([]string, 0, len(c.Uploads))
@@ -196,16 +202,28 @@ func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
 	})
 }
 
-// OnUpFormat sets the next upload's trace format.
-func (c *TracePanel) OnUpFormat(v string) { c.UpFormat = v }
+// OnUpFormat sets the next upload's trace format; a weka corpus takes its
+// own block size unless one is entered.
+func (c *TracePanel) OnUpFormat(v string) {
+	c.Panel.errs[state.FUpBlock] = ""
+	if v == config.FormatWeka && c.UpFormat != v {
+		c.UpBlock = 0
+	} else if c.UpBlock == 0 && v != config.FormatWeka {
+		c.UpBlock = 16
+	}
+	c.UpFormat = v
+}
 
-// OnUpBlock sets the next upload's tokens per hash id.
+// OnUpBlock sets the next upload's tokens per hash id (weka: 0 takes the
+// corpus's block_size).
 func (c *TracePanel) OnUpBlock(v string) {
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n > 0 || n == 0 && c.UpFormat == config.FormatWeka) {
 		c.UpBlock = n
 		c.Panel.errs[state.FUpBlock] = ""
+	} else if c.UpFormat == config.FormatWeka {
+		c.Panel.errs[state.FUpBlock] = "tokens per hash id: enter a whole number, 0 for the corpus's block_size"
 	} else {
-		c.Panel.errs[state.FUpBlock] = "enter a positive whole number"
+		c.Panel.errs[state.FUpBlock] = "tokens per hash id: enter a positive whole number"
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -646,3 +647,21 @@ func admitText(e record.Event) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// markWarmup marks a warmed agentic run's barrier and, per rank, its
+// preparation passes: those that started before the barrier (the barrier
+// opens only when nothing is in flight, so no pass spans it).
+func markWarmup(m *proto.PassMeta, rec *record.Record, a *report.Agentic) {
+	if rec == nil || a == nil || a.Phases == nil || !a.Phases.ProfileStartMs.IsSet() {
+		return
+	}
+	barrier := a.Phases.ProfileStartMs
+	m.Warmup, m.BarrierMs = true, float64(barrier)
+	for k := range m.Ranks {
+		n := rec.NumPasses(k)
+		m.Ranks[k].Prep = sort.Search(n, func(i int) bool {
+			in, err := rec.Info(k, i+1)
+			return err != nil || in.StartMs >= barrier
+		})
+	}
+}

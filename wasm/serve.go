@@ -189,6 +189,7 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 		for i := range res.Passes {
 			if outs[i].Output != nil {
 				res.Passes[i].Connector = connectorOf(outs[i].Output.Config)
+				markWarmup(&res.Passes[i], recs[i], outs[i].Output.Summary.Agentic)
 			}
 		}
 		res.Indexing = !kept.passes.done

@@ -119,6 +119,25 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
+// TestBarrier: the warmup barrier's line sits between the last
+// preparation pass and the next, on its row only.
+func TestBarrier(t *testing.T) {
+	L := LayoutTimeline(500, 2, 30)
+	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
+	DrawTimeline(img, L, []string{"a", "b"}, []*proto.Timeline{nil, nil}, 1)
+	DrawBarrier(img, L, 1, 10)
+	x := (L.X(10) + L.X(11) + 1) / 2
+	if x <= L.X(10) || x > L.X(11) {
+		t.Fatalf("barrier x %d not between passes 10 (%d) and 11 (%d)", x, L.X(10), L.X(11))
+	}
+	if got := img.RGBAAt(x, 8+tlRow+tlRow/2); got != ColBarrier {
+		t.Errorf("row 1 at x %d: %v", x, got)
+	}
+	if got := img.RGBAAt(x, 8+tlRow/2); got == ColBarrier {
+		t.Error("row 0 has the barrier too")
+	}
+}
+
 // BenchmarkDrawPass16k draws a pass with a 16,384-slot G1 and 4,096 G2
 // entries (the budget is one 16 ms frame in the browser).
 func BenchmarkDrawPass16k(b *testing.B) {

@@ -541,3 +541,19 @@ func DrawTimeline(img *image.RGBA, L TimelineLayout, labels []string, tls []*pro
 	end := "pass " + strconv.Itoa(L.Passes)
 	Text(img, L.X1-TextWidth(end), L.H-2, end, Muted)
 }
+
+// ColBarrier is the agentic warmup barrier's line on the timeline.
+var ColBarrier = Orange
+
+// DrawBarrier marks an agentic warmup's barrier on timeline row r: an
+// orange line after the row's last preparation pass prep (passes 1 …
+// prep prepared the caches; docs/model/agentic.md, "Warmup"). prep 0
+// draws nothing.
+func DrawBarrier(img *image.RGBA, L TimelineLayout, r, prep int) {
+	if prep <= 0 || r < 0 || r >= L.Rows {
+		return
+	}
+	y := 8 + r*tlRow
+	x := (L.X(prep) + L.X(min(prep+1, L.Passes)) + 1) / 2
+	Fill(img, image.Rect(x-1, y-3, x+1, y+tlRow-3), ColBarrier)
+}

@@ -67,6 +67,14 @@ const (
 	FUpBlock
 	// FRouting is every pool's routing policy (engine.routing).
 	FRouting
+	// The agentic load controls (traffic.load, agentic traces only;
+	// docs/model/agentic.md): agentic_lanes, agentic_snapshot.seed,
+	// agentic_warmup and agentic_profile.duration_seconds. An empty lanes,
+	// seed or duration removes the key.
+	FLanes
+	FSnapshotSeed
+	FWarmup
+	FProfileSeconds
 	// NumFields counts the fields (NoField included), for arrays indexed
 	// by Field.
 	NumFields
@@ -76,7 +84,8 @@ var fieldNames = [NumFields]string{NoField: "", FConnector: "connector", FG1: "g
 	FBlockSize: "block_size", FReplicas: "replicas", FAttnDP: "attn_dp", FPD: "pd", FDecodeReplicas: "decode_replicas",
 	FKVBandwidth: "kv_bw", FMaxSeqs: "max_seqs", FBudget: "budget", FPrefillMs: "prefill_ms", FDecodeMs: "decode_ms",
 	FTiming: "timing", FModel: "model", FHardware: "hardware", FSpeedup: "speedup", FMemFraction: "mem_fraction",
-	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock", FRouting: "routing"}
+	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock", FRouting: "routing",
+	FLanes: "lanes", FSnapshotSeed: "snapshot_seed", FWarmup: "warmup", FProfileSeconds: "profile_seconds"}
 
 // Name is the field's name in element ids ("" for NoField and values out
 // of range).
@@ -105,7 +114,7 @@ func (f Field) ErrID() string { return "err-" + f.Name() }
 // decimal numbers, the connector a name).
 func (f Field) Integer() bool {
 	switch f {
-	case FG1, FG2, FBlockSize, FReplicas, FAttnDP, FMaxSeqs, FBudget, FConcurrency, FDecodeReplicas:
+	case FG1, FG2, FBlockSize, FReplicas, FAttnDP, FMaxSeqs, FBudget, FConcurrency, FDecodeReplicas, FLanes, FSnapshotSeed:
 		return true
 	}
 	return false
@@ -223,6 +232,20 @@ type Source struct {
 	// synthetic-session
 	Sessions, Turns, NewTokens, OutputTokens int
 	DelayMs                                  float64
+	// Agentic is the agentic load controls (agentic traces).
+	Agentic Agentic
+}
+
+// Agentic is what the agentic load controls show: Lanes 0 is unset,
+// Snapshot and Profile tell whether agentic_snapshot and agentic_profile
+// are set.
+type Agentic struct {
+	Lanes          int
+	Snapshot       bool
+	Seed           uint64
+	Warmup         bool
+	Profile        bool
+	ProfileSeconds float64
 }
 
 // FormOf reads the form from a parsed config.
@@ -262,6 +285,7 @@ func FormOf(cfg *config.Config) Form {
 	if len(s.Paths) > 0 {
 		f.Source.Path = s.Paths[0]
 	}
+	f.Source.Agentic = agenticOf(cfg.Traffic.Load)
 	if s.Type == config.SourceSyntheticSession {
 		f.Source.Sessions = cfg.Traffic.Stop.Sessions
 		f.Source.Turns = s.Session.Turns
@@ -343,6 +367,8 @@ func FieldOfPath(path string) Field {
 		}
 	case path == "traffic.load.concurrency":
 		return FConcurrency
+	case strings.HasPrefix(path, "traffic.load.agentic_"):
+		return agenticField(strings.TrimPrefix(path, "traffic.load."))
 	case path == "engine.model", strings.HasPrefix(path, "engine.model_config"):
 		return FModel
 	case path == "engine.hardware":
@@ -494,6 +520,8 @@ func Edit(text string, cfg *config.Config, last Form, field Field, input string)
 		return text, nil
 	case FTiming, FModel, FHardware, FMemFraction:
 		return editTiming(text, cfg, roles, field, input)
+	case FLanes, FSnapshotSeed, FWarmup, FProfileSeconds:
+		return editAgentic(text, cfg, field, input)
 	}
 	sub, ok := roleField[field]
 	if !ok {
@@ -558,12 +586,26 @@ func UseUpload(text, name, format string, blockSize, concurrency int) (string, e
 	if SafeName(name) != name {
 		return "", fmt.Errorf("trace name %q needs quoting", name)
 	}
-	if format != config.FormatMooncake && format != config.FormatMooncakeDelta {
+	if !slices.Contains(UploadFormats, format) {
 		return "", fmt.Errorf("unknown trace format %q", format)
 	}
-	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s], block_size: %d}, load: {type: concurrency, concurrency: %d}}",
-		format, name, blockSize, max(1, concurrency)))
+	block := fmt.Sprintf(", block_size: %d", blockSize)
+	if format == config.FormatWeka && blockSize <= 0 {
+		block = "" // the corpus's own block_size
+	}
+	load := fmt.Sprintf("{type: concurrency, concurrency: %d}", max(1, concurrency))
+	if config.Agentic(format) {
+		// agentic plays run on their own clocks (docs/model/agentic.md)
+		load = "{type: trace_timestamps}"
+	}
+	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s]%s}, load: %s}",
+		format, name, block, load))
 }
+
+// UploadFormats lists the trace formats an upload can be read as, in the
+// picker's order. A weka corpus embeds its block size: block size 0 takes
+// it.
+var UploadFormats = []string{config.FormatMooncakeDelta, config.FormatMooncake, config.FormatAgenticMooncake, config.FormatWeka}
 
 // SessionSpec is the synthetic-session generator's form.
 type SessionSpec struct {

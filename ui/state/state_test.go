@@ -158,6 +158,22 @@ func TestTrafficPicker(t *testing.T) {
 	if f.Source.Type != "synthetic-session" || f.Source.Sessions != 64 || f.Source.Turns != 6 || f.Source.NewTokens != 256 {
 		t.Errorf("sessions: %+v", f.Source)
 	}
+	for _, c := range []struct {
+		format string
+		block  int
+	}{{"weka", 0}, {"weka", 8}, {"agentic_mooncake", 4}} {
+		next, err = UseUpload(text, "ag.jsonl", c.format, c.block, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f = FormOf(mustParse(t, next))
+		if f.Source.Format != c.format || f.Source.TraceBlockSize != c.block || f.Source.LoadType != "trace_timestamps" {
+			t.Errorf("upload %s/%d: %+v", c.format, c.block, f.Source)
+		}
+	}
+	if _, err := UseUpload(text, "a.jsonl", "dynamo", 16, 1); err == nil {
+		t.Error("unknown format accepted")
+	}
 	if _, err := UseUpload(text, "a b", "mooncake", 16, 1); err == nil {
 		t.Error("unsafe name accepted")
 	}

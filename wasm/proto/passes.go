@@ -44,6 +44,12 @@ type PassMeta struct {
 	Ranks     []RankMeta `json:"ranks"`
 	// Connector is the run's G2 connector profile ("" without G2).
 	Connector string `json:"connector,omitempty"`
+	// Warmup tells whether the run had an agentic warmup whose barrier
+	// opened, at BarrierMs (the record's absolute time; the report's
+	// times start there). Each rank's first Prep passes came before it:
+	// they are the preparation's (docs/model/agentic.md, "Warmup").
+	Warmup    bool    `json:"warmup,omitempty"`
+	BarrierMs float64 `json:"barrier_ms,omitempty"`
 }
 
 // RankMeta is one DP rank of a record.
@@ -55,6 +61,9 @@ type RankMeta struct {
 	Lines  int    `json:"lines"` // Passes, plus one when changes trail the last pass
 	G1     int    `json:"g1"`
 	G2     int    `json:"g2"` // 0 without a G2 tier
+	// Prep counts the rank's preparation passes (agentic warmup: the
+	// passes that started before the barrier; they come first).
+	Prep int `json:"prep,omitempty"`
 }
 
 // Timeline is one rank's passes as the timeline draws them.
