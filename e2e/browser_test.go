@@ -291,11 +291,24 @@ func (tb *tab) text(css string) string {
 
 // typeInto replaces a text input's content the way a user does: select
 // it, type, and leave it with Tab (which fires change).
+//
+// It first lets the page finish rendering the last change: a field's
+// value is bound to the page's state, and a render that lands between
+// keystrokes writes the previous value back (a typist would see the
+// field flash and type again; the test would read a mangled value).
 func (tb *tab) typeInto(id, value string) {
 	tb.t.Helper()
+	tb.settle()
 	tb.do(chromedp.Click(chromedp.ID(id)))
 	tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById(%q).select()`, id)))
 	tb.do(chromedp.SendKeys(chromedp.ID(id), value+"\t"))
+}
+
+// settle waits two animation frames and a short timer: long enough for
+// the renders an event queues to land.
+func (tb *tab) settle() {
+	tb.t.Helper()
+	eval[bool](tb, `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(true), 50))))`)
 }
 
 // runs is the page's count of finished runs.

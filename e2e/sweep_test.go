@@ -202,8 +202,11 @@ func TestSweepPointOpens(t *testing.T) {
 	tb.do(chromedp.SetValue(chromedp.ID("sweep-vary"), grid))
 	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('sweep-vary').dispatchEvent(new Event('change', {bubbles: true}))`))
 	link := eval[string](tb, `location.href`)
-	tb.open("")
+	// A fresh load: navigating between fragments of one URL keeps the
+	// document, which would not test that the link alone restores the grid.
+	tb.do(chromedp.Navigate("about:blank"))
 	tb.open(link[len(siteURL):])
+	tb.wait("the sweep view", `!!document.getElementById('sweep-vary')`, 30*time.Second)
 	if v := eval[string](tb, `document.getElementById('sweep-vary').value`); v != grid {
 		t.Fatalf("the sweep link restores the grid %q", v)
 	}
