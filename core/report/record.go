@@ -66,9 +66,12 @@ type Request struct {
 	// progress (gapRun 0: none yet); gaps holds the closed runs, merged by
 	// value. Token runs once per output token (3.8 M times per §E run):
 	// counting the open run beside the token fields touches one part of
-	// the record instead of also the gaps list.
-	gapMs  vtime.Time
-	gapRun int
+	// the record instead of also the gaps list. closedGaps is how many
+	// gaps the closed runs hold (the summary checks its table's counts
+	// with it).
+	gapMs      vtime.Time
+	gapRun     uint32
+	closedGaps uint32
 
 	InputLength     int
 	RequestedOutput int
@@ -145,6 +148,11 @@ type GapValues struct {
 	vals  []vtime.Time
 	index map[float64]uint32
 	last  uint32 // the id interned last: consecutive lookups repeat it
+	// counts is the gaps of the records' closed runs by value id, closed
+	// their sum: when the completed records' closed runs are all of them,
+	// the summary reads the counts instead of every record's runs.
+	counts []uint64
+	closed uint64
 }
 
 // NewGapValues returns an empty table.
@@ -160,6 +168,7 @@ func (v *GapValues) id(ms vtime.Time) uint32 {
 	if !ok {
 		id = uint32(len(v.vals))
 		v.vals = append(v.vals, ms)
+		v.counts = append(v.counts, 0)
 		v.index[float64(ms)] = id
 	}
 	v.last = id
@@ -212,16 +221,20 @@ func (r *Request) closeGapRun() {
 	if r.values == nil {
 		r.values = NewGapValues()
 	}
-	id := r.values.id(r.gapMs)
-	for i := range r.gaps[:min(len(r.gaps), mergeScan)] {
-		if r.gaps[i].ID == id {
-			r.gaps[i].Count += uint32(r.gapRun)
-			r.gapRun = 0
+	v, run := r.values, r.gapRun
+	id := v.id(r.gapMs)
+	v.counts[id] += uint64(run)
+	v.closed += uint64(run)
+	r.closedGaps += run
+	r.gapRun = 0
+	g := r.gaps
+	for i := range g[:min(len(g), mergeScan)] {
+		if g[i].ID == id {
+			g[i].Count += run
 			return
 		}
 	}
-	r.gaps = append(r.gaps, Gap{ID: id, Count: uint32(r.gapRun)})
-	r.gapRun = 0
+	r.gaps = append(g, Gap{ID: id, Count: run})
 }
 
 // SetGapBuffer gives the record the (empty) slice its gap runs are
@@ -236,7 +249,7 @@ func (r *Request) EachGap(fn func(ms vtime.Time, count int)) {
 		fn(r.values.Value(g.ID), int(g.Count))
 	}
 	if r.gapRun > 0 {
-		fn(r.gapMs, r.gapRun)
+		fn(r.gapMs, int(r.gapRun))
 	}
 }
 
@@ -247,7 +260,7 @@ func (r *Request) eachGapID(fn func(id uint32, count int)) {
 		fn(g.ID, int(g.Count))
 	}
 	if r.gapRun > 0 {
-		fn(r.values.id(r.gapMs), r.gapRun)
+		fn(r.values.id(r.gapMs), int(r.gapRun))
 	}
 }
 

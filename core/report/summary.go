@@ -258,15 +258,18 @@ func itlDist(recs []Request) Dist {
 	if shared == nil {
 		return Dist{}
 	}
-	counts := make([]int, 0, shared.Len())
-	for i := range recs {
-		if r := &recs[i]; r.Completed() {
-			r.eachGapID(func(id uint32, n int) {
-				for int(id) >= len(counts) {
-					counts = append(counts, 0)
-				}
-				counts[id] += n
-			})
+	counts := shared.completedCounts(recs)
+	if counts == nil {
+		counts = make([]int, 0, shared.Len())
+		for i := range recs {
+			if r := &recs[i]; r.Completed() {
+				r.eachGapID(func(id uint32, n int) {
+					for int(id) >= len(counts) {
+						counts = append(counts, 0)
+					}
+					counts[id] += n
+				})
+			}
 		}
 	}
 	h := make(map[float64]int, len(counts))
@@ -279,6 +282,38 @@ func itlDist(recs []Request) Dist {
 		}
 	}
 	return sortedHistDist(keys, h)
+}
+
+// completedCounts is the gaps of the completed records of recs by value id
+// from the table's counts and their open runs, when their closed runs are
+// all the table counted (nil otherwise: other records, or records not in
+// recs, had closed runs too). A §E run with modelled timing closes some 3.8
+// M runs; reading them back from every record cost a tenth of the modelled
+// timings' extra instructions.
+func (v *GapValues) completedCounts(recs []Request) []int {
+	var closed uint64
+	for i := range recs {
+		if r := &recs[i]; r.Completed() && r.values == v {
+			closed += uint64(r.closedGaps)
+		}
+	}
+	if closed != v.closed {
+		return nil
+	}
+	counts := make([]int, len(v.counts))
+	for id, n := range v.counts {
+		counts[id] = int(n)
+	}
+	for i := range recs {
+		if r := &recs[i]; r.Completed() && r.gapRun > 0 {
+			id := v.id(r.gapMs) // r.values is v: itlDist checked
+			for int(id) >= len(counts) {
+				counts = append(counts, 0)
+			}
+			counts[id] += int(r.gapRun)
+		}
+	}
+	return counts
 }
 
 // gapHistogram is the inter-token gaps of the completed records as value →

@@ -115,25 +115,33 @@ func (k *Rank) time(now vtime.Time) {
 // timeModelled is time with a modelled pass time
 // (docs/model/timing.md ("The pass's work")): the same prefill work and
 // decode steps, described to the model with each request's tokens; the
-// requests that will emit a token form the polynomial's decode batch.
+// requests that will emit a token form the polynomial's decode batch (only
+// the polynomial reads it, so the step models skip asking a prefilling
+// request whether it emits).
 func (k *Rank) timeModelled(start vtime.Time) {
 	res := &k.res
 	b := &k.batch
-	b.Reset(k.Cfg.Timing.NeedsSteps())
-	for _, s := range res.Scheduled {
+	m := k.Cfg.Timing
+	b.Reset(m.NeedsSteps())
+	emitters := m.Kind == timing.Polynomial
+	sched := res.Scheduled
+	for i := range sched {
+		s := &sched[i]
 		r := s.Req
-		emits := r.Computed == r.Len() && !k.generationComplete(r)
 		if s.Tokens >= 1 && (s.Before < r.PromptLen || s.Tokens > 1) {
 			res.PrefillTokens += int64(s.Tokens)
 			b.Prefill(s.Before, s.Tokens, r.PromptLen)
-		} else if emits {
+			if emitters && r.Computed == r.Len() && !k.generationComplete(r) {
+				b.Emit(r.Len())
+			}
+		} else if r.Computed == r.Len() && !k.generationComplete(r) {
 			b.DecodeStep(s.Before)
-		}
-		if emits {
-			b.Emit(r.Len())
+			if emitters {
+				b.Emit(r.Len())
+			}
 		}
 	}
-	d := k.Cfg.Timing.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
+	d := m.Pass(b, k.Cfg.Role != Decode, k.Cfg.Role != Prefill)
 	res.End = start + d.Prefill + d.Decode
 	res.Bound = d.Bound
 }

@@ -159,9 +159,9 @@ func TestStepTimesAreBLISs(t *testing.T) {
 		blisBatches[c.batch](&b)
 		var got int64
 		if kind == Roofline {
-			got, _ = s.rooflineUs(b.steps.work, true, true)
+			got, _ = s.rooflineUs(&b.steps, true, true, nil)
 		} else {
-			got, _ = s.physicsUs(b.steps.work, true, true)
+			got, _ = s.physicsUs(&b.steps, true, true)
 		}
 		if got != c.us {
 			t.Errorf("%s %s on %d × %s, %s: %d µs; BLIS %d µs", c.backend, c.model, c.tp, c.gpu, c.batch, got, c.us)

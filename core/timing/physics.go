@@ -13,10 +13,12 @@ const kvElementBytes = 2.0 // BLIS: the KV cache is FP16 whatever the weights
 // dp = 1 with balanced expert placement and no shared experts, and whether
 // its corrected compute terms or its corrected memory terms (KV traffic
 // and weights) were the larger.
-func (s *Step) physicsUs(work []stepWork, prefill, decode bool) (int64, Bound) {
+func (s *Step) physicsUs(b *stepBatch, prefill, decode bool) (int64, Bound) {
 	a := &s.Arch
-	var pfTokens, dcTokens, sumCtx, pfAttn float64
-	var batch float64
+	pfTokens, dcTokens, sumCtx, pfAttn, batch := s.physicsSums(b, prefill, decode)
+	if batch == 0 {
+		return 0, NoBound
+	}
 	L := float64(a.Layers)
 	d := float64(a.Hidden)
 	dH := float64(a.Hidden / a.Heads)
@@ -26,23 +28,6 @@ func (s *Step) physicsUs(work []stepWork, prefill, decode bool) (int64, Bound) {
 	hPerGPU := float64(a.Heads) / tp
 	const dpf = 1.0
 	tpdp := tp * dpf
-	for i := range work {
-		w := &work[i]
-		switch {
-		case w.prefill && prefill:
-			ti, si := float64(w.n), float64(w.input)
-			pfTokens += ti
-			pfAttn += 4 * hPerGPU * ti * (si + ti/2) * dH
-			batch++
-		case !w.prefill && decode:
-			dcTokens++
-			sumCtx += float64(w.progress)
-			batch++
-		}
-	}
-	if batch == 0 {
-		return 0, NoBound
-	}
 	moe, dense := a.layerSplit()
 	group := tp // the MoE group is TP × DP, with DP = 1
 	flopsPeakUs := s.GPU.TFlops * 1e6
@@ -116,4 +101,56 @@ func (s *Step) physicsUs(work []stepWork, prefill, decode bool) (int64, Bound) {
 func (s *Step) allReduce(units, tokens float64) float64 {
 	f := float64(s.TP-1) / float64(s.TP)
 	return units * tokens * float64(s.Arch.Hidden) * s.Arch.BytesPerParam * 2.0 * f / (s.GPU.BwTBs * 1e6)
+}
+
+// physicsSums is the batch's sums over its requests: prefill tokens,
+// decode steps, decode contexts, prefill attention work, requests. BLIS adds
+// every request's terms one at a time. The prefill attention work is added
+// so; the counts and the decode contexts are whole numbers, whose float
+// sums are exact (and so equal to the integer sums) while they stay below
+// 2^53.
+func (s *Step) physicsSums(b *stepBatch, prefill, decode bool) (pfTokens, dcTokens, sumCtx, pfAttn, batch float64) {
+	a := &s.Arch
+	dH := float64(a.Hidden / a.Heads)
+	hPerGPU := float64(a.Heads) / float64(s.TP)
+	if prefill {
+		for i := range b.pf {
+			w := &b.pf[i]
+			ti, si := float64(w.n), float64(w.input)
+			pfTokens += ti
+			pfAttn += 4 * hPerGPU * ti * (si + ti/2) * dH
+			batch++
+		}
+	}
+	if decode && len(b.dc) > 0 {
+		dcTokens = float64(len(b.dc))
+		batch += dcTokens
+		sumCtx = sumContexts(b.dc)
+	}
+	return
+}
+
+// sumContexts is the float sum of the decode steps' contexts, in order: the
+// integer sum when no partial sum can leave the integers a float64 holds
+// exactly.
+func sumContexts(dc []int) float64 {
+	var sum int64
+	for _, p := range dc {
+		if p < 0 || p >= 1<<32 {
+			return floatSum(dc)
+		}
+		sum += int64(p)
+	}
+	if sum >= 1<<53 {
+		return floatSum(dc)
+	}
+	return float64(sum)
+}
+
+func floatSum(dc []int) float64 {
+	var f float64
+	for _, p := range dc {
+		f += float64(p)
+	}
+	return f
 }

@@ -92,44 +92,113 @@ func (c *rooflineConsts) dynamic(a *Arch, seq, newT float64) float64 {
 
 // rooflineUs is BLIS's rooflineStepTime in microseconds, and whether its
 // compute or its memory time was the larger.
-func (s *Step) rooflineUs(work []stepWork, prefill, decode bool) (int64, Bound) {
-	a, c := &s.Arch, s.rc
-	tp := float64(s.TP)
-	peak := s.GPU.TFlops * 1e12
-	if a.BytesPerParam == 1.0 && s.GPU.TFlopsFP8 > 0 {
-		peak = s.GPU.TFlopsFP8 * 1e12
-	}
-	bw := s.GPU.BwTBs * 1e12
-	pfRate, dcRate := peak*s.GPU.MfuPrefill, peak*s.GPU.MfuDecode
-	var compute, dynamic float64
-	var tokens int64
-	any := false
-	if prefill {
-		for i := range work {
-			if w := &work[i]; w.prefill {
-				p, n := float64(w.progress), float64(w.n)
-				compute += c.flops(p, n) / tp / pfRate
-				dynamic += c.dynamic(a, p, n) / tp
-				tokens += int64(w.n)
-				any = true
-			}
-		}
-	}
-	if decode {
-		for i := range work {
-			if w := &work[i]; !w.prefill {
-				p := float64(w.progress)
-				compute += c.flops(p, 1) / tp / dcRate
-				dynamic += c.dynamic(a, p, 1) / tp
-				tokens++
-				any = true
-			}
-		}
-	}
-	if !any {
+func (s *Step) rooflineUs(b *stepBatch, prefill, decode bool, tab *decodeTable) (int64, Bound) {
+	compute, mem, ok := s.rooflineTimes(b, prefill, decode, tab)
+	if !ok {
 		return 0, NoBound
 	}
-	weights := c.weights(a, float64(tokens)) / tp
-	mem := (weights + dynamic) / bw
 	return clampUs(math.Max(compute, mem) * 1e6), boundOf(compute, mem)
+}
+
+// rooflineTimes is the step's compute and memory times in seconds (ok:
+// the step has work). Each request's terms are added in BLIS's order, the
+// prefill work first, then the decode steps, one request at a time.
+func (s *Step) rooflineTimes(b *stepBatch, prefill, decode bool, tab *decodeTable) (compute, mem float64, ok bool) {
+	a, c := &s.Arch, s.rc
+	tp := float64(s.TP)
+	pfRate, dcRate, bw := s.rooflineRates()
+	var dynamic float64
+	var tokens int64
+	if prefill {
+		for i := range b.pf {
+			w := &b.pf[i]
+			p, n := float64(w.progress), float64(w.n)
+			compute += c.flops(p, n) / tp / pfRate
+			dynamic += c.dynamic(a, p, n) / tp
+			tokens += int64(w.n)
+			ok = true
+		}
+	}
+	if decode && len(b.dc) > 0 {
+		terms := tab.of(s)
+		for _, p := range b.dc {
+			var t decodeTerm
+			if uint(p) < uint(len(terms)) {
+				t = terms[p]
+			} else {
+				t, terms = tab.miss(s, p, dcRate)
+			}
+			compute += t.compute
+			dynamic += t.dynamic
+		}
+		tokens += int64(len(b.dc))
+		ok = true
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	weights := c.weights(a, float64(tokens)) / tp
+	mem = (weights + dynamic) / bw
+	return compute, mem, true
+}
+
+// rooflineRates are the GPU's FLOP rates for prefill and decode work (peak
+// × the phase's utilisation) and its bandwidth, per second.
+func (s *Step) rooflineRates() (pfRate, dcRate, bw float64) {
+	peak := s.GPU.TFlops * 1e12
+	if s.Arch.BytesPerParam == 1.0 && s.GPU.TFlopsFP8 > 0 {
+		peak = s.GPU.TFlopsFP8 * 1e12
+	}
+	return peak * s.GPU.MfuPrefill, peak * s.GPU.MfuDecode, s.GPU.BwTBs * 1e12
+}
+
+// A decodeTerm is one decode step's share of a roofline step: its compute
+// time (FLOPs / TP / decode rate) and its bytes beyond the weights / TP.
+type decodeTerm struct{ compute, dynamic float64 }
+
+// decodeStep is the decode term of a step with p tokens of context,
+// computed as BLIS computes it.
+func (s *Step) decodeStep(p int, dcRate float64) decodeTerm {
+	tp := float64(s.TP)
+	q := float64(p)
+	return decodeTerm{compute: s.rc.flops(q, 1) / tp / dcRate, dynamic: s.rc.dynamic(&s.Arch, q, 1) / tp}
+}
+
+// A decodeTable keeps the decode terms by tokens of context. A decode step's
+// terms depend on its context alone, and a pass of 64 decodes computed
+// them 64 times (a third of a §E roofline run's extra instructions over
+// fixed timing, docs/timing.md ("The cost of a modelled pass")); the table
+// computes each once per run, with the same operations, so the step times
+// keep every bit. It grows to the largest context seen, up to
+// maxDecodeTable entries (2 MiB); longer contexts are computed each time.
+type decodeTable struct {
+	terms []decodeTerm
+	step  *Step
+}
+
+const maxDecodeTable = 1 << 17
+
+// of returns the table's terms for s (t nil: none), emptied if they were
+// another step's.
+func (t *decodeTable) of(s *Step) []decodeTerm {
+	if t == nil {
+		return nil
+	}
+	if t.step != s {
+		t.terms, t.step = t.terms[:0], s
+	}
+	return t.terms
+}
+
+// miss returns the decode term of context p, which the table does not hold,
+// and the table's terms: grown to hold p when it may, computed otherwise.
+func (t *decodeTable) miss(s *Step, p int, dcRate float64) (decodeTerm, []decodeTerm) {
+	if t == nil || p < 0 || p >= maxDecodeTable {
+		return s.decodeStep(p, dcRate), t.of(s)
+	}
+	n := min(max(2*len(t.terms), p+1, 1024), maxDecodeTable)
+	for q := len(t.terms); q < n; q++ {
+		t.terms = append(t.terms, s.decodeStep(q, dcRate))
+	}
+	return t.terms[p], t.terms
 }

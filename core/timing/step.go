@@ -11,29 +11,31 @@ import (
 // as BLIS does (docs/model/timing.md ("Roofline") and ("Trained physics")):
 // a step time in whole microseconds (truncated, at least 1).
 
-// stepWork is one request's work in a pass: progress is the tokens with KV
-// before the pass, n the tokens it computes, input its prompt length.
+// stepWork is one request's prefill work in a pass: progress is the tokens
+// with KV before the pass, n the tokens it computes, input its prompt length.
 type stepWork struct {
 	progress, n, input int
-	prefill            bool
 }
 
-// stepBatch is a pass's per-request work; its slice is reused.
+// stepBatch is a pass's per-request work: the prefill work and the decode
+// steps' tokens before the pass, each in the order the scheduler added
+// them; its slices are reused. Both models sum the prefill work before the
+// decode steps (roofline) or each kind on its own (trained_physics), so
+// two lists give them every sum in the order one list did.
 type stepBatch struct {
-	work []stepWork
+	pf []stepWork
+	dc []int
 }
 
-func (s *stepBatch) reset() { s.work = s.work[:0] }
+func (s *stepBatch) reset() { s.pf, s.dc = s.pf[:0], s.dc[:0] }
 
 func (s *stepBatch) prefill(before, n, promptLen int) {
 	// A recompute of generated tokens (after a preemption) attends over
 	// what it recomputes, as a prompt would.
-	s.work = append(s.work, stepWork{progress: before, n: n, input: max(promptLen, before+n), prefill: true})
+	s.pf = append(s.pf, stepWork{progress: before, n: n, input: max(promptLen, before+n)})
 }
 
-func (s *stepBatch) decode(before int) {
-	s.work = append(s.work, stepWork{progress: before, n: 1})
-}
+func (s *stepBatch) decode(before int) { s.dc = append(s.dc, before) }
 
 // DefaultBeta is BLIS's bundled trained_physics coefficients
 // (defaults.yaml, trained_physics_coefficients.beta_coeffs): β₁ₐ, β₂ₐ, β₃,
@@ -86,14 +88,15 @@ func NewStep(kind Kind, a Arch, g GPU, tp int, beta []float64) (*Step, error) {
 
 // Time returns the pass's step time in milliseconds and what bounds it;
 // prefill and decode select which work the role charges. A pass with no
-// such work takes none.
-func (s *Step) Time(b *stepBatch, prefill, decode bool) (vtime.Time, Bound) {
+// such work takes none. tab is the caller's table of roofline decode terms
+// (nil: none).
+func (s *Step) Time(b *stepBatch, prefill, decode bool, tab *decodeTable) (vtime.Time, Bound) {
 	var us int64
 	var bound Bound
 	if s.Kind == Roofline {
-		us, bound = s.rooflineUs(b.work, prefill, decode)
+		us, bound = s.rooflineUs(b, prefill, decode, tab)
 	} else {
-		us, bound = s.physicsUs(b.work, prefill, decode)
+		us, bound = s.physicsUs(b, prefill, decode)
 	}
 	return vtime.Time(float64(us) / 1000), bound
 }

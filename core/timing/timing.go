@@ -65,6 +65,9 @@ type Model struct {
 	KVTokens int64
 	// Step is the roofline or trained_physics step model (nil otherwise).
 	Step *Step
+	// dcTab is the roofline's decode terms by context, filled as passes
+	// need them (decodeTable): per Model, so runs never share one.
+	dcTab decodeTable
 }
 
 // Validate reports a model that cannot time a pass.
@@ -104,9 +107,12 @@ type Batch struct {
 // Reset empties b for a new pass; steps says whether it keeps each
 // request's work (the step models need it, the polynomial does not).
 func (b *Batch) Reset(steps bool) {
-	s := b.steps
-	s.reset()
-	*b = Batch{steps: s, Steps: steps}
+	// Field by field: copying a whole Batch would copy its slices' pointers
+	// through the GC's write barrier while a collection is marking.
+	b.PrefillCount, b.TotalISL, b.TotalPref = 0, 0, 0
+	b.Emitters, b.EmitLen, b.Decode = 0, 0, false
+	b.steps.reset()
+	b.Steps = steps
 }
 
 // NeedsSteps tells whether the model reads each request's work.
@@ -188,7 +194,7 @@ func (m *Model) Pass(b *Batch, prefill, decode bool) Durations {
 	case Polynomial:
 		return m.polynomialPass(b, prefill, decode)
 	case Roofline, TrainedPhysics:
-		t, bound := m.Step.Time(&b.steps, prefill, decode && b.Decode)
+		t, bound := m.Step.Time(&b.steps, prefill, decode && b.Decode, &m.dcTab)
 		return Durations{Prefill: t, Bound: bound}
 	}
 	return Durations{}

@@ -1,0 +1,50 @@
+package report
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsim/kvsim/core/vtime"
+)
+
+// TestITLFromTableCounts: records sharing one table of gap values (as a
+// run's do) give the same ITL distribution from the table's counts as from
+// every record's gaps, whether all of them completed, some did not, or only
+// some of the records are summarised (then the counts do not add up and
+// the records are read one by one).
+func TestITLFromTableCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 1))
+	for round := range 200 {
+		shared := NewGapValues()
+		recs := make([]Request, 1+rng.IntN(40))
+		for i := range recs {
+			r := NewRequest()
+			r.SetGapBuffer(make([]Gap, 0, 1+rng.IntN(4)), shared)
+			at := vtime.Time(rng.IntN(100))
+			for range rng.IntN(60) {
+				// A few values, as fixed timing makes, or many, as
+				// modelled timing does.
+				if round%2 == 0 {
+					at += vtime.Time(1 + rng.IntN(3))
+				} else {
+					at += vtime.Time(rng.Float64() * 5)
+				}
+				r.Token(at)
+			}
+			r.Status = StatusCompleted
+			if round%3 != 0 && rng.IntN(5) == 0 {
+				r.Status = []string{"", StatusRejected, StatusCanceled}[rng.IntN(3)]
+			}
+			recs[i] = r
+		}
+		for _, sub := range [][]Request{recs, recs[:len(recs)/2]} {
+			want := histDist(gapHistogram(sub))
+			if got := itlDist(sub); got != want {
+				t.Fatalf("round %d (%d of %d records): ITL %+v from the table; %+v from the records", round, len(sub), len(recs), got, want)
+			}
+		}
+		if round%3 == 0 && shared.completedCounts(recs) == nil {
+			t.Fatalf("round %d: every record completed, but the table's counts were not used", round)
+		}
+	}
+}
