@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvsim/kvsim/core/g2"
 	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/internal/index"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/transfer"
 	"github.com/kvsim/kvsim/core/vtime"
@@ -178,7 +179,7 @@ type Domain struct {
 	Shared   *transfer.FairShare
 	adapters []*Adapter
 	// loading[id] counts loads in flight that read id (deferOnLoading).
-	loading []int32
+	loading index.Map[int32]
 	// lanes hold a private domain's submitted copies per kind (stores,
 	// loads). FIFO lanes complete in submission order, so each queue is
 	// sorted by deadline and the next completion is at a queue's front.
@@ -264,15 +265,18 @@ func NewDomain(capacity int, policy g2.Policy, shared *transfer.FairShare, reg *
 }
 
 func (d *Domain) isLoading(id identity.ID) bool {
-	return int(id) < len(d.loading) && d.loading[id] > 0
+	n, _ := d.loading.Get(int32(id))
+	return n > 0
 }
 
 func (d *Domain) markLoading(keys []identity.ID, delta int32) {
 	for _, id := range keys {
-		for int(id) >= len(d.loading) {
-			d.loading = append(d.loading, 0)
+		n, _ := d.loading.Get(int32(id))
+		if n += delta; n == 0 {
+			d.loading.Delete(int32(id))
+		} else {
+			d.loading.Set(int32(id), n)
 		}
-		d.loading[id] += delta
 	}
 }
 

@@ -185,7 +185,8 @@ type Engine struct {
 
 	g3Stores []*g3.Store // G3 tiers (one shared, or one per worker)
 
-	blockEstimate int // identities the workload can create (sizes indexes)
+	blockEstimate int     // identities the workload can create (sizes indexes)
+	slotCap       []int32 // block-table capacity of each request (nil in P/D: preallocated)
 	started       bool
 	lastReport    int
 }
@@ -265,6 +266,17 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		perReq = 2 // prefill and decode admissions and routings
 		totalSlots *= 2
 	}
+	// Without P/D a request's block table is allocated when it is
+	// dispatched and dropped when its turn is done, so block tables cost
+	// what is in flight, not what the trace holds (35 MB of the Mooncake
+	// conversation trace's peak otherwise).
+	if !e.pd {
+		totalSlots = 0
+		e.slotCap = make([]int32, n)
+		for i, c := range slotCap {
+			e.slotCap[i] = int32(c)
+		}
+	}
 	slotArena := make([]int32, totalSlots)
 	admArena := make([]report.Admission, perReq*n)
 	routeArena := make([]report.Routing, perReq*n)
@@ -297,10 +309,10 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			gapArena = gapArena[gapCap(i):]
 			e.Records[i] = rec
 			c := slotCap[i]
-			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t),
-				Slots: slotArena[:0:c]}
-			slotArena = slotArena[c:]
+			e.reqs[i] = request.Request{Index: int32(i), Session: int32(s), Turn: int32(t)}
 			if e.pd {
+				e.reqs[i].Slots = slotArena[:0:c]
+				slotArena = slotArena[c:]
 				decodeSlots = append(decodeSlots, slotArena[:0:c])
 				slotArena = slotArena[c:]
 			}
@@ -1038,6 +1050,14 @@ func (e *Engine) turnDone(r *request.Request, at vtime.Time, completed bool) {
 		s.tokens = r.Tokens // generated tokens join the session's history
 	}
 	r.Tokens = nil
+	if e.slotCap != nil && len(r.Slots) == 0 {
+		// The turn is done and its blocks released: its block table and
+		// (without accumulation) identities are no longer read.
+		r.Slots = nil
+		if !e.wl.Accumulate {
+			r.Seq = nil
+		}
+	}
 	next := int(r.Turn) + 1
 	if completed && next < len(ws.Turns) {
 		e.arrivals.push(arrival{at: at + e.driver.Delay(ws.Turns[next].DelayMs), session: r.Session, turn: int32(next)})
@@ -1078,6 +1098,9 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
 	}
 	r.Seq.Extend(e.ids, r.Tokens, e.bs, r.Index)
+	if e.slotCap != nil && r.Slots == nil {
+		r.Slots = make([]int32, 0, e.slotCap[r.Index])
+	}
 	r.PromptLen = len(r.Tokens)
 	r.MaxOutput = t.OutputLength
 	r.OutputIDs = t.OutputTokens

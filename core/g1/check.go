@@ -60,12 +60,13 @@ func (p *Pool) Check() error {
 	if n != p.qLen || idle != n {
 		return fmt.Errorf("G1-3: eviction queue holds %d copies (length %d) but %d are idle", n, p.qLen, idle)
 	}
-	for id, s := range p.first {
-		for c := s; c != nilSlot; c = p.slots[c].dupNext {
-			if p.slots[c].state != Cached || int(p.slots[c].id) != id {
-				return fmt.Errorf("G1-4: identity %d indexes slot %d holding %d", id, c, p.slots[c].id)
+	var err error
+	p.copies.Range(func(id int32, r copyRange) {
+		for c := r.first; c != nilSlot && err == nil; c = p.slots[c].dupNext {
+			if p.slots[c].state != Cached || int32(p.slots[c].id) != id {
+				err = fmt.Errorf("G1-4: identity %d indexes slot %d holding %d", id, c, p.slots[c].id)
 			}
 		}
-	}
-	return nil
+	})
+	return err
 }

@@ -68,10 +68,11 @@ type Pool struct {
 	// Eviction queue: head is the next victim, tail the most recently idle.
 	qHead, qTail int32
 	qLen         int
-	// first[id] is the oldest cached copy of id (nilSlot when none); last[id]
-	// the newest. Indexed by identity and grown on demand.
-	first, last []int32
-	obs         Observer
+	// copies maps an identity with a cached copy to its oldest (first) and
+	// newest (last) copy; its size follows the pool's cached copies, not the
+	// run's identities.
+	copies index.Map[copyRange]
+	obs    Observer
 	// user is the request the caller is acting for (see For).
 	user int32
 }
@@ -90,10 +91,14 @@ func New(capacity int) *Pool {
 // SetObserver installs o (nil removes it).
 func (p *Pool) SetObserver(o Observer) { p.obs = o }
 
-// SizeIndex makes room in the identity index for about n identities, so a
-// run that knows its workload never regrows it.
+// copyRange is the oldest and newest cached copy of one identity.
+type copyRange struct{ first, last int32 }
+
+// SizeIndex makes room in the identity index for about n identities (at
+// most the pool's slots, the most it can hold), so a run that knows its
+// workload never regrows it.
 func (p *Pool) SizeIndex(n int) {
-	p.first, p.last = index.Grow(p.first, n), index.Grow(p.last, n)
+	p.copies.Reserve(min(n, len(p.slots)))
 }
 
 // For says which request (global index) the following allocations,
@@ -138,8 +143,8 @@ func (p *Pool) NumInUse() int { return len(p.slots) - len(p.free) - p.qLen }
 func (p *Pool) CanAlloc(n int) bool { return n <= len(p.free)+p.qLen }
 
 func (p *Pool) firstCopy(id identity.ID) int32 {
-	if int(id) < len(p.first) {
-		return p.first[id]
+	if c, ok := p.copies.Get(int32(id)); ok {
+		return c.first
 	}
 	return nilSlot
 }
@@ -500,32 +505,37 @@ func (p *Pool) unlink(s int32) {
 }
 
 func (p *Pool) index(s int32) {
-	id := p.slots[s].id
-	if int(id) >= len(p.first) {
-		p.SizeIndex(max(int(id)+1, 2*len(p.first)))
-	}
 	sl := &p.slots[s]
-	sl.dupPrev, sl.dupNext = p.last[id], nilSlot
-	if p.last[id] != nilSlot {
-		p.slots[p.last[id]].dupNext = s
+	c, ok := p.copies.Get(int32(sl.id))
+	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
+	if ok {
+		sl.dupPrev = c.last
+		p.slots[c.last].dupNext = s
 	} else {
-		p.first[id] = s
+		c.first = s
 	}
-	p.last[id] = s
+	c.last = s
+	p.copies.Set(int32(sl.id), c)
 }
 
 func (p *Pool) unindex(s int32) {
 	sl := &p.slots[s]
-	id := sl.id
-	if sl.dupPrev != nilSlot {
-		p.slots[sl.dupPrev].dupNext = sl.dupNext
+	id := int32(sl.id)
+	if sl.dupPrev == nilSlot && sl.dupNext == nilSlot {
+		p.copies.Delete(id) // the identity's only copy
 	} else {
-		p.first[id] = sl.dupNext
-	}
-	if sl.dupNext != nilSlot {
-		p.slots[sl.dupNext].dupPrev = sl.dupPrev
-	} else {
-		p.last[id] = sl.dupPrev
+		c, _ := p.copies.Get(id)
+		if sl.dupPrev != nilSlot {
+			p.slots[sl.dupPrev].dupNext = sl.dupNext
+		} else {
+			c.first = sl.dupNext
+		}
+		if sl.dupNext != nilSlot {
+			p.slots[sl.dupNext].dupPrev = sl.dupPrev
+		} else {
+			c.last = sl.dupPrev
+		}
+		p.copies.Set(id, c)
 	}
 	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
 }

@@ -316,8 +316,12 @@ func TestPool_CheckCatchesCorruption(t *testing.T) {
 			p.pushTail(1)
 			p.slots[1].prev = nilSlot
 		}, "G1-3"},
-		{"cached slot not indexed", func(p *Pool) { p.first[2], p.last[2] = nilSlot, nilSlot }, "G1-4"},
-		{"index points at a private slot", func(p *Pool) { p.first[2] = 2 }, "G1-4"},
+		{"cached slot not indexed", func(p *Pool) { p.copies.Delete(2) }, "G1-4"},
+		{"index points at a private slot", func(p *Pool) {
+			c, _ := p.copies.Get(2)
+			c.first = 2
+			p.copies.Set(2, c)
+		}, "G1-4"},
 		{"index names the wrong identity", func(p *Pool) { p.slots[1].id = 1 }, "G1-4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

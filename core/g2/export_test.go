@@ -8,7 +8,7 @@ func (t *Tier) Clone() *Tier {
 	c := *t
 	c.entries = slices.Clone(t.entries)
 	c.freeEnt = slices.Clone(t.freeEnt)
-	c.index = slices.Clone(t.index)
+	c.index = t.index.Clone()
 	c.scratch = nil
 	c.obs = nil
 	return &c

@@ -87,8 +87,8 @@ type Tier struct {
 	policy   Policy
 	entries  []entry
 	freeEnt  []int32
-	index    []int32 // identity -> entry, nilEntry when absent
-	n        int     // entries (pending included)
+	index    index.Map[int32] // identity -> entry, sized to the entries held
+	n        int              // entries (pending included)
 	resident int
 	head     int32
 	tail     int32
@@ -117,7 +117,7 @@ func NewTier(capacity int, policy Policy) *Tier {
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (t *Tier) SizeIndex(n int) {
-	t.index = index.Grow(t.index, n)
+	t.index.Reserve(min(n, t.capacity))
 }
 
 // SetObserver installs o (nil removes it).
@@ -144,8 +144,8 @@ func (t *Tier) NumResident() int { return t.resident }
 func (t *Tier) NumFree() int { return t.capacity - t.n }
 
 func (t *Tier) find(id identity.ID) int32 {
-	if uint(id) < uint(len(t.index)) { // identity.None is absent too
-		return t.index[id]
+	if e, ok := t.index.Get(int32(id)); ok { // identity.None is absent too
+		return e
 	}
 	return nilEntry
 }
@@ -488,10 +488,7 @@ func (t *Tier) addPending(e int32, id identity.ID) {
 	en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
 	en.pending, en.inList, en.added = true, false, t.addSeq
 	t.addSeq++
-	if int(id) >= len(t.index) {
-		t.index = index.Grow(t.index, max(int(id)+1, 2*len(t.index)))
-	}
-	t.index[id] = e
+	t.index.Set(int32(id), e)
 	t.n++
 	if t.policy == Ranked {
 		// Rank at store: the new key takes the most-recent place now.
@@ -513,7 +510,7 @@ func (t *Tier) evict(e int32) {
 		t.detach(en.prev, en.next)
 		en.inList = false
 	}
-	t.index[id] = nilEntry
+	t.index.Delete(int32(id))
 	t.n--
 	t.resident--
 	t.nEvict--
@@ -661,7 +658,7 @@ func (t *Tier) Entries(out []identity.ID) []identity.ID {
 	}
 	for i := range t.entries {
 		en := &t.entries[i]
-		if !en.inList && t.index[en.id] == int32(i) {
+		if !en.inList && t.find(en.id) == int32(i) {
 			out = append(out, en.id)
 		}
 	}
@@ -704,7 +701,7 @@ func (t *Tier) Check() error {
 	n, res, ev, listed := 0, 0, 0, 0
 	for i := range t.entries {
 		en := &t.entries[i]
-		if int(en.id) >= len(t.index) || t.index[en.id] != int32(i) {
+		if t.find(en.id) != int32(i) {
 			continue
 		}
 		n++
@@ -761,7 +758,7 @@ func (t *Tier) Walk(fn func(EntryState)) (addSeq uint64) {
 	}
 	for i := range t.entries {
 		en := &t.entries[i]
-		if !en.inList && int(en.id) < len(t.index) && t.index[en.id] == int32(i) {
+		if !en.inList && t.find(en.id) == int32(i) {
 			fn(EntryState{ID: en.id, Pending: en.pending, Pinned: en.pins > 0, Added: en.added})
 		}
 	}

@@ -10,6 +10,8 @@
 // (docs/model/record.md ("Names")).
 package identity
 
+import "sort"
+
 // ID is a dense block identity, numbered from 0 in order of first sight.
 type ID int32
 
@@ -32,26 +34,71 @@ type Origin struct {
 // path (every new block of every request) costs no cache miss. Parents with
 // many children (block 0's parent, a shared system prompt) move their
 // children to one hash map.
+//
+// A real trace names millions of identities (5.9 M for the Mooncake
+// conversation trace), so each costs 16 bytes: its node (hash, first child,
+// next sibling) in pages that are never copied as the table grows. Origins
+// are stored as runs: the identities one Extend creates are consecutive,
+// born in consecutive blocks of one request, so one run (first ID,
+// request, block) names them all.
 type Table struct {
-	nodes   []node
-	origins []Origin
-	wide    map[uint64]ID
+	pages [][]node // pageSize nodes each; the last may be partly used
+	n     int      // identities created
+	runs  []originRun
+	wide  map[uint64]ID
 }
 
 type node struct {
 	hash        uint64
-	first, next ID // first child, next sibling
-	kids        int32
-	wide        bool // children are in Table.wide
+	first, next ID // first child (wideKids: in Table.wide), next sibling
 }
+
+// originRun says identities from id on were born in request o.Request,
+// blocks o.Block on, up to the next run's first identity.
+type originRun struct {
+	id ID
+	o  Origin
+}
+
+const (
+	pageBits = 16
+	pageSize = 1 << pageBits
+	// wideKids in a node's first says its children are in Table.wide.
+	wideKids ID = -2
+)
 
 // wideAfter is the child count beyond which a parent's children go to the
 // hash map instead of its sibling list.
 const wideAfter = 8
 
-// NewTable returns an empty table sized for about n identities.
+// NewTable returns an empty table for about n identities (its pages are
+// allocated as identities are created, so n only sizes the first).
 func NewTable(n int) *Table {
-	return &Table{nodes: make([]node, 0, n), origins: make([]Origin, 0, n), wide: make(map[uint64]ID)}
+	return &Table{pages: [][]node{make([]node, 0, min(max(n, 1), pageSize))}, wide: make(map[uint64]ID)}
+}
+
+func (t *Table) node(id ID) *node { return &t.pages[id>>pageBits][id&(pageSize-1)] }
+
+// add appends a node and returns its identity.
+func (t *Table) add(nd node, o Origin) ID {
+	id := ID(t.n)
+	last := &t.pages[len(t.pages)-1]
+	switch {
+	case len(*last) < cap(*last):
+	case cap(*last) < pageSize: // the first page, sized by NewTable
+		grown := make([]node, len(*last), min(2*cap(*last), pageSize))
+		copy(grown, *last)
+		*last = grown
+	default:
+		t.pages = append(t.pages, make([]node, 0, pageSize))
+		last = &t.pages[len(t.pages)-1]
+	}
+	*last = append(*last, nd)
+	t.n++
+	if k := len(t.runs) - 1; k < 0 || t.runs[k].o.Request != o.Request || t.runs[k].o.Block+int32(id-t.runs[k].id) != o.Block {
+		t.runs = append(t.runs, originRun{id: id, o: o})
+	}
+	return id
 }
 
 // Child returns the identity with hash h whose parent is parent (None for
@@ -59,52 +106,56 @@ func NewTable(n int) *Table {
 func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 	var p *node
 	if parent != None {
-		p = &t.nodes[parent]
+		p = t.node(parent)
 	}
-	if p == nil || p.wide {
+	kids := 0
+	if p == nil || p.first == wideKids {
 		if id, ok := t.wide[h]; ok {
 			return id
 		}
 	} else {
-		for c := p.first; c != None; c = t.nodes[c].next {
-			if t.nodes[c].hash == h {
+		for c := p.first; c != None; kids++ {
+			nd := t.node(c)
+			if nd.hash == h {
 				return c
 			}
+			c = nd.next
 		}
 	}
-	id := ID(len(t.nodes))
-	t.nodes = append(t.nodes, node{hash: h, first: None, next: None})
-	t.origins = append(t.origins, o)
+	id := t.add(node{hash: h, first: None, next: None}, o)
 	if parent == None {
 		t.wide[h] = id
 		return id
 	}
-	p = &t.nodes[parent]
+	p = t.node(parent) // add may have moved the first page
 	switch {
-	case p.wide:
+	case p.first == wideKids:
 		t.wide[h] = id
-	case p.kids+1 > wideAfter:
-		for c := p.first; c != None; c = t.nodes[c].next {
-			t.wide[t.nodes[c].hash] = c
+	case kids+1 > wideAfter:
+		for c := p.first; c != None; c = t.node(c).next {
+			t.wide[t.node(c).hash] = c
 		}
 		t.wide[h] = id
-		p.wide = true
+		p.first = wideKids
 	default:
-		t.nodes[id].next = p.first
+		t.node(id).next = p.first
 		p.first = id
 	}
-	p.kids++
 	return id
 }
 
 // Hash returns id's chained hash.
-func (t *Table) Hash(id ID) uint64 { return t.nodes[id].hash }
+func (t *Table) Hash(id ID) uint64 { return t.node(id).hash }
 
 // Origin returns where id was first computed.
-func (t *Table) Origin(id ID) Origin { return t.origins[id] }
+func (t *Table) Origin(id ID) Origin {
+	k := sort.Search(len(t.runs), func(k int) bool { return t.runs[k].id > id }) - 1
+	r := t.runs[k]
+	return Origin{Request: r.o.Request, Block: r.o.Block + int32(id-r.id)}
+}
 
 // Len is the number of identities created so far.
-func (t *Table) Len() int { return len(t.nodes) }
+func (t *Table) Len() int { return t.n }
 
 // Root is the parent hash of block 0.
 const Root uint64 = 0x243f6a8885a308d3
@@ -154,7 +205,7 @@ func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
 	parent, last := None, Root
 	if n := len(s.IDs); n > 0 {
 		parent = s.IDs[n-1]
-		last = t.nodes[parent].hash
+		last = t.node(parent).hash
 	}
 	for j := len(s.IDs); (j+1)*blockSize <= len(tokens); j++ {
 		h := Chain(last, tokens[j*blockSize:(j+1)*blockSize])

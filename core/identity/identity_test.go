@@ -84,3 +84,40 @@ func TestTable_WideParents(t *testing.T) {
 		t.Errorf("%d identities; want 21", tab.Len())
 	}
 }
+
+// TestTable_PagesAndOriginRuns: more identities than one page, born in
+// interleaved requests, keep their hashes and origins.
+func TestTable_PagesAndOriginRuns(t *testing.T) {
+	tab := identity.NewTable(10)
+	seqs := make([]identity.Sequence, 3)
+	toks := make([][]uint32, 3)
+	type born struct {
+		id identity.ID
+		o  identity.Origin
+		h  uint64
+	}
+	var all []born
+	for step := 0; tab.Len() < 150000; step++ {
+		r := step % 3
+		toks[r] = append(toks[r], uint32(step), uint32(r), 7, 8)
+		before, from := tab.Len(), len(seqs[r].IDs)
+		seqs[r].Extend(tab, toks[r], 4, int32(r))
+		for j := from; j < len(seqs[r].IDs); j++ {
+			if id := seqs[r].IDs[j]; int(id) >= before {
+				all = append(all, born{id, identity.Origin{Request: int32(r), Block: int32(j)}, tab.Hash(id)})
+			}
+		}
+	}
+	for _, b := range all {
+		if o := tab.Origin(b.id); o != b.o {
+			t.Fatalf("identity %d: origin %+v, want %+v", b.id, o, b.o)
+		}
+	}
+	var again identity.Sequence
+	again.Extend(tab, toks[1], 4, 9)
+	for j, id := range again.IDs {
+		if id != seqs[1].IDs[j] {
+			t.Fatalf("block %d: identity %d, want %d", j, id, seqs[1].IDs[j])
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package index
+
+// Map is an open-addressing hash table (linear probing, backward-shift
+// deletion) from a nonnegative identity to a value. Its size follows the
+// keys it holds, not the identities a run can create: a G1 pool or G2 tier
+// holds at most its capacity of identities out of the millions a real trace
+// names (docs/performance.md ("Real traces (Mooncake conversation)")).
+// The zero Map is empty and ready to use; iteration (Range) is in slot
+// order, a function of the operations applied, so it is deterministic.
+type Map[V any] struct {
+	keys  []int32 // None where the slot is empty
+	vals  []V
+	n     int
+	shift uint // 64 - log2(len(keys))
+}
+
+// minSlots is the smallest table a Map allocates.
+const minSlots = 16
+
+// Reserve sizes m so it holds n keys without growing.
+func (m *Map[V]) Reserve(n int) {
+	want := minSlots
+	for want < 2*n {
+		want *= 2
+	}
+	if want > len(m.keys) {
+		m.rehash(want)
+	}
+}
+
+// Len is the number of keys m holds.
+func (m *Map[V]) Len() int { return m.n }
+
+// home is k's first slot. Eight consecutive identities (a request's
+// blocks usually have consecutive ones) share a group of eight slots, so a
+// walk over a request's blocks touches few cache lines; the groups are
+// spread by Fibonacci hashing.
+func (m *Map[V]) home(k int32) int {
+	return int(uint64(uint32(k)>>3)*0x9e3779b97f4a7c15>>(m.shift+3))<<3 | int(k&7)
+}
+
+// Get returns k's value and whether m holds k (never for a negative k).
+func (m *Map[V]) Get(k int32) (V, bool) {
+	if m.n > 0 && k >= 0 {
+		mask := len(m.keys) - 1
+		for i := m.home(k); ; i = (i + 1) & mask {
+			switch m.keys[i] {
+			case k:
+				return m.vals[i], true
+			case None:
+				var zero V
+				return zero, false
+			}
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Set gives k (nonnegative) the value v.
+func (m *Map[V]) Set(k int32, v V) {
+	if 2*(m.n+1) > len(m.keys) {
+		m.rehash(max(minSlots, 2*len(m.keys)))
+	}
+	mask := len(m.keys) - 1
+	for i := m.home(k); ; i = (i + 1) & mask {
+		switch m.keys[i] {
+		case k:
+			m.vals[i] = v
+			return
+		case None:
+			m.keys[i], m.vals[i] = k, v
+			m.n++
+			return
+		}
+	}
+}
+
+// Delete removes k (nothing when m does not hold it).
+func (m *Map[V]) Delete(k int32) {
+	if m.n == 0 || k < 0 {
+		return
+	}
+	mask := len(m.keys) - 1
+	i := m.home(k)
+	for ; m.keys[i] != k; i = (i + 1) & mask {
+		if m.keys[i] == None {
+			return
+		}
+	}
+	// Backward shift: move each later key of the probe run whose home
+	// does not lie cyclically in (i, j] into the hole.
+	for j := (i + 1) & mask; m.keys[j] != None; j = (j + 1) & mask {
+		h := m.home(m.keys[j])
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			i = j
+		}
+	}
+	var zero V
+	m.keys[i], m.vals[i] = None, zero
+	m.n--
+}
+
+// Range calls f for every key and value, in slot order.
+func (m *Map[V]) Range(f func(k int32, v V)) {
+	for i, k := range m.keys {
+		if k != None {
+			f(k, m.vals[i])
+		}
+	}
+}
+
+// Clone returns an independent copy of m.
+func (m *Map[V]) Clone() Map[V] {
+	c := *m
+	c.keys = append([]int32(nil), m.keys...)
+	c.vals = append([]V(nil), m.vals...)
+	return c
+}
+
+func (m *Map[V]) rehash(slots int) {
+	old, oldVals := m.keys, m.vals
+	m.keys, m.vals = make([]int32, slots), make([]V, slots)
+	for i := range m.keys {
+		m.keys[i] = None
+	}
+	m.shift = 64
+	for s := slots; s > 1; s >>= 1 {
+		m.shift--
+	}
+	m.n = 0
+	mask := slots - 1
+	for i, k := range old {
+		if k == None {
+			continue
+		}
+		j := m.home(k)
+		for m.keys[j] != None {
+			j = (j + 1) & mask
+		}
+		m.keys[j], m.vals[j] = k, oldVals[i]
+		m.n++
+	}
+}
