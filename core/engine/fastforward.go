@@ -24,14 +24,14 @@ import (
 // fastForwardable reports whether a run may fast-forward at all: nothing
 // of the engine's that settle runs at an instant besides a worker's pass
 // end and start may be in play (no G2 or G3, no P/D handoffs, no agentic
-// plays, profiles, warmup or cancellations), no observer and fixed timing.
+// plays, profiles, warmup or cancellations) and no observer.
 func (e *Engine) fastForwardable() bool {
 	if e.opts.NoFastForward || e.opts.Observer != nil || e.pd || e.agentic != nil || e.prof != nil ||
 		e.warm != nil || len(e.shared) > 0 || len(e.g3Stores) > 0 {
 		return false
 	}
 	for _, rk := range e.ranks {
-		if rk.Host != nil || rk.Cfg.Timing != nil || rk.Role != config.RoleAggregated {
+		if rk.Host != nil || rk.Role != config.RoleAggregated {
 			return false
 		}
 	}

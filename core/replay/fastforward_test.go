@@ -146,6 +146,53 @@ func TestFastForwardWorldDigests(t *testing.T) {
 	}
 }
 
+// TestFastForwardTimedWorldDigests is TestFastForwardWorldDigests for the
+// modelled-timing worlds of TestRandomWorldsModelledTiming (the first 60,
+// whose digests testdata/timed-world-digests.golden holds).
+func TestFastForwardTimedWorldDigests(t *testing.T) {
+	data, err := os.ReadFile(timedDigestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var seed uint64
+		if _, err := fmt.Sscan(line, &seed); err == nil {
+			want[seed] = line
+		}
+	}
+	types := []string{"polynomial", "roofline", "trained_physics"}
+	var total int64
+	for seed := uint64(1); seed <= 60; seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		base, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		typ := types[seed%3]
+		sets := []string{"engine.model=llama-3.1-8b", "engine.hardware=h100"}
+		for _, r := range base.Roles() {
+			sets = append(sets, "engine.workers."+r.Name+".timing={type: "+typ+"}")
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
+		if err != nil {
+			continue
+		}
+		open := func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			on, n := ffRun(t, cfg, open, false)
+			total += n
+			got := fmt.Sprintf("%d %s %s %x %x ", seed, kind, typ, sha256.Sum256(on[0]), sha256.Sum256(on[1]))
+			if !strings.HasPrefix(want[seed], got) {
+				t.Errorf("digests differ from the golden with the fast-forward on:\n got  %s\n want %s", got, want[seed])
+			}
+		})
+	}
+	t.Logf("%d group passes fast-forwarded", total)
+}
+
 // TestFastForwardMooncake: the summary of the Mooncake conversation trace
 // (KVSIM_MOONCAKE, as for core/shard's tests; minutes of CPU, skipped when
 // unset) is byte-identical with the fast-forward on and off.
@@ -184,7 +231,7 @@ func TestFastForwardMooncake(t *testing.T) {
 
 // TestFastForwardRandomWorlds: small random worlds of the kind the
 // fast-forward applies to (no G2, fixed timing with pass times that are not
-// whole numbers, one to three replicas of one or two DP ranks, sessions of
+// whole numbers or a modelled timing of Llama-3.1-8B on an H100, one to three replicas of one or two DP ranks, sessions of
 // several turns, long outputs, block sizes 4 and 16, a G1 small enough to
 // preempt, sometimes a virtual-time cutoff) give byte-identical
 // prediction.json and requests.jsonl with the fast-forward on and off, the
@@ -221,7 +268,12 @@ func TestFastForwardRandomWorlds(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			yaml = strings.Replace(yaml, "  load: {type: trace_timestamps}", fmt.Sprintf("  load: {type: trace_timestamps}\n  stop: {max_virtual_time_seconds: %v}", 0.02+rng.Float64()*0.1), 1)
 		}
-		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		var sets []string
+		if typ := []string{"", "polynomial", "roofline", "trained_physics"}[rng.IntN(4)]; typ != "" {
+			sets = []string{"engine.model=llama-3.1-8b", "engine.hardware=h100",
+				"engine.workers.aggregated.timing={type: " + typ + "}"}
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, yaml)
 		}

@@ -9,18 +9,18 @@ import (
 // DecodeNext reports whether the pass that would start on this rank now
 // (the engine asks when the pass in flight has been committed) is a pure
 // decode step that DecodeStep computes exactly as Pass would
-// (docs/model/engine.md ("Fast-forward of pure decode passes")): fixed
-// timing, no G2, no per-pass observer, an aggregated rank with nothing
+// (docs/model/engine.md ("Fast-forward of pure decode passes")): no G2, no per-pass observer, an aggregated rank with nothing
 // waiting, every running request one token past its KV (its last output
 // token) and not finishing with the next one, and G1 room for every block
 // the step needs. Then Pass would give each running request one token in
 // running order (allocating its next block when the token starts one, and
 // finalizing the block it completes), preempt, admit, reject, store and
-// finish nothing, time the pass as DecodeMs and emit one token per request
+// finish nothing, time the pass (DecodeMs, or the modelled time of that
+// decode batch) and emit one token per request
 // (interning the identity of a block the token completes).
 func (k *Rank) DecodeNext() bool {
 	c := &k.Cfg
-	if k.Host != nil || c.Timing != nil || c.Role != Aggregated || k.obs != nil || !(c.DecodeMs > 0) {
+	if k.Host != nil || c.Role != Aggregated || k.obs != nil || (c.Timing == nil && !(c.DecodeMs > 0)) {
 		return false
 	}
 	n := len(k.running)
@@ -48,7 +48,8 @@ func (k *Rank) DecodeNext() bool {
 // DecodeStep runs, at now, the pass DecodeNext has just found to be a pure
 // decode step, with the same effects, in the same order, as Pass: every
 // running request is scheduled one token, the pass ends DecodeMs after now
-// and every running request emits one token. It returns the pass result,
+// (a modelled timing: the time timeModelled gives the same batch) and
+// every running request emits one token. It returns the pass result,
 // as Pass does.
 func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 	res := &k.res
@@ -87,9 +88,22 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		pushScheduled(&res.Scheduled, Scheduled{Req: r, Before: before, Tokens: 1})
 	}
 	res.ComputeStart = now
-	end := now
-	end += k.Cfg.DecodeMs
-	res.End = end
+	if m := k.Cfg.Timing; m != nil {
+		// timeModelled for a batch of decode steps that all emit.
+		b := &k.batch
+		b.Reset(m.NeedsSteps())
+		for _, sc := range res.Scheduled {
+			b.DecodeStep(sc.Before)
+			b.Emit(sc.Req.Len())
+		}
+		d := m.Pass(b, true, true)
+		res.End = now + d.Prefill + d.Decode
+		res.Bound = d.Bound
+	} else {
+		end := now
+		end += k.Cfg.DecodeMs
+		res.End = end
+	}
 	for _, r := range k.running {
 		tok := k.tokens.NextOutputToken(r)
 		r.Tokens = append(r.Tokens, tok)
