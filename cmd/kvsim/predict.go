@@ -69,7 +69,7 @@ type predictFlags struct {
 	cpuProfile, memProfile           string
 	sets                             stringList
 	perRequest, passes, overwrite    bool
-	benchStats                       bool
+	benchStats, noFastForward        bool
 }
 
 func runPredict(e *env, args []string) error {
@@ -89,6 +89,9 @@ func runPredict(e *env, args []string) error {
 	// Hidden: `kvsim bench` reads the run's passes and heap allocations
 	// from this line on stderr.
 	fs.BoolVar(&f.benchStats, "bench-stats", false, "")
+	// Hidden: runs without the engine's fast-forward of pure decode passes
+	// (the same reports; docs/performance.md measures both ways).
+	fs.BoolVar(&f.noFastForward, "no-fast-forward", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -130,6 +133,7 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 		}
 	}
 	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes}
+	job.NoFastForward = f.noFastForward
 	bar := newProgress(e.stderr, e.tty)
 	if bar != nil {
 		job.Progress = bar.update

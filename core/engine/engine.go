@@ -19,6 +19,10 @@
 // A private completion on a rank that holds no request is not an instant of
 // its own: step 2 of the rank's next instant applies it, deadline by
 // deadline, with its own time (nextEvent explains why nothing can tell).
+//
+// Instants where only group passes end and pure decode passes start are
+// processed without settle by fastForward (fastforward.go), with the same
+// effects in the same order.
 package engine
 
 import (
@@ -41,9 +45,9 @@ import (
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// Options tune a run. Check, Progress, Observer, WakeForEveryCompletion and
-// FullStoreHook never change its results (tests compare reports both
-// ways); MaxPasses may stop it; Rules and FIFOWaiters change its results on
+// Options tune a run. Check, Progress, Observer, WakeForEveryCompletion,
+// FullStoreHook and NoFastForward never change its results (tests compare
+// reports both ways); MaxPasses may stop it; Rules and FIFOWaiters change its results on
 // purpose: tests use them to switch one rule and show what it decides.
 type Options struct {
 	// Check runs the invariant checker after every pass (tests).
@@ -74,6 +78,9 @@ type Options struct {
 	// served, without scheduler.Rank.nextCandidate's completed-load-first
 	// Decision: tests use it to show the stall that Decision prevents.
 	FIFOWaiters bool
+	// NoFastForward turns off the fast-forward of pure decode passes
+	// (fastforward.go), for the same comparison.
+	NoFastForward bool
 }
 
 // ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
@@ -189,6 +196,11 @@ type Engine struct {
 	slotCap       []int32 // block-table capacity of each request (nil in P/D: preallocated)
 	started       bool
 	lastReport    int
+
+	ff bool // fastForwardable
+	// FastForwarded counts the group passes computed by the fast-forward
+	// (scheduler.Rank.DecodeStep), a part of Passes.
+	FastForwarded int64
 }
 
 // New builds the engine for cfg and workload wl.
@@ -364,6 +376,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 			opts.Observer.Attach(r)
 		}
 	}
+	e.ff = e.fastForwardable()
 	return e, nil
 }
 
@@ -598,8 +611,10 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		if t > until {
 			return true, nil
 		}
-		e.now = t
-		e.settle()
+		if !e.ff || !e.fastForward(t, until) {
+			e.now = t
+			e.settle()
+		}
 		if e.checkErr != nil {
 			return false, e.checkErr
 		}

@@ -41,13 +41,15 @@ var benchSets = []string{
 
 // benchRun is one §E replay per iteration through the door a front end
 // uses (Run: config, limits, trace, engine, prediction.json).
-func benchRun(b *testing.B, extra []string) {
+func benchRun(b *testing.B, extra []string) { benchRunJob(b, extra, false) }
+
+func benchRunJob(b *testing.B, extra []string, noFastForward bool) {
 	data, err := traces.Read("connectors.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
 	job := Job{Name: "connectors.yaml", Dir: ".", Config: data, Sets: append(append([]string{}, benchSets...), extra...),
-		Traces: Traces{Inline: benchTrace(b)}}
+		Traces: Traces{Inline: benchTrace(b)}, NoFastForward: noFastForward}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var passes int64
@@ -68,6 +70,10 @@ func benchRun(b *testing.B, extra []string) {
 
 // BenchmarkReplay is the §E benchmark without a CPU tier.
 func BenchmarkReplay(b *testing.B) { benchRun(b, nil) }
+
+// BenchmarkReplayNoFastForward is BenchmarkReplay with the engine's
+// fast-forward of pure decode passes off (docs/performance.md).
+func BenchmarkReplayNoFastForward(b *testing.B) { benchRunJob(b, nil, true) }
 
 // BenchmarkReplayRecorded is BenchmarkReplay with the per-pass record on
 // (issue 4: at most 1.5× slower, at most 16 bytes per block-state change).

@@ -33,6 +33,10 @@ type Job struct {
 	Workloads *Workloads
 	// Check runs the invariant checker after every pass (slower; tests).
 	Check bool
+	// NoFastForward turns off the engine's fast-forward of pure decode
+	// passes (engine.Options.NoFastForward): the same reports, slower;
+	// for comparisons and measurements.
+	NoFastForward bool
 }
 
 // Capture names the optional outputs of a job.
@@ -191,7 +195,8 @@ func Parse(job *Job) (*config.Config, *config.Places, error) {
 
 // execute runs the engine and encodes what the job asked for.
 func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note string) (*Output, *Error) {
-	opts := engine.Options{Check: job.Check, Progress: job.Progress, MaxPasses: job.Limits.MaxPasses}
+	opts := engine.Options{Check: job.Check, Progress: job.Progress, MaxPasses: job.Limits.MaxPasses,
+		NoFastForward: job.NoFastForward}
 	var rr *record.Recorder
 	if job.Capture.Passes && note == "" {
 		rr = record.NewRecorder()

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/vtime"
+)
+
+// Fast-forward of pure decode passes (docs/model/engine.md ("Fast-forward
+// of pure decode passes"), a Decision). When the next instant is the end of
+// one worker's group pass and nothing else can happen before the worker's
+// following pass ends (no arrival, no other worker's pass end, no other
+// worker able to start), the engine processes that worker's instants in a
+// tight loop instead of settling each one: the pass in flight is committed
+// by completePass as always (so the invariant checker still runs after
+// every pass), and the next pass is computed by scheduler.Rank.DecodeStep,
+// which is Pass for a pure decode step. The loop stops before the first
+// instant where anything else could happen: a pass that finishes or
+// rejects a request (its commit makes arrivals), a next pass that is not a
+// pure decode step on every runnable rank (scheduler.Rank.DecodeNext: a
+// block boundary, a completion, waiting requests), the horizon of every
+// other event, the run's until or cutoff. Reports are byte-identical with
+// it off (Options.NoFastForward; TestFastForwardChangesNothing).
+
+// fastForwardable reports whether a run may fast-forward at all: nothing
+// of the engine's that settle runs at an instant besides a worker's pass
+// end and start may be in play (no G2 or G3, no P/D handoffs, no agentic
+// plays, profiles, warmup or cancellations) and no observer.
+func (e *Engine) fastForwardable() bool {
+	if e.opts.NoFastForward || e.opts.Observer != nil || e.pd || e.agentic != nil || e.prof != nil ||
+		e.warm != nil || len(e.shared) > 0 || len(e.g3Stores) > 0 {
+		return false
+	}
+	for _, rk := range e.ranks {
+		if rk.Host != nil || rk.Role != config.RoleAggregated {
+			return false
+		}
+	}
+	return true
+}
+
+// fastForward processes the instants from t on, while the rule above
+// allows, and reports whether it processed any (e.now is then the last).
+// An instant is the end of one or more workers' group passes (due); as
+// settle does, it commits every due worker's pass in worker order, then
+// starts the next pass of every worker that can start, in worker order
+// (the order in which they draw generated token ids).
+func (e *Engine) fastForward(t, until vtime.Time) bool {
+	if len(e.cancels) > 0 || e.canceled > 0 {
+		return false
+	}
+	horizon := vtime.Never
+	if len(e.arrivals) > 0 {
+		horizon = e.arrivals[0].at
+	}
+	for _, x := range e.workers {
+		if !x.busy && x.runnable() {
+			return false // it may start at any instant
+		}
+	}
+	stop := min(until, e.cutoff)
+	done := false
+	for t < horizon && t <= stop {
+		for _, x := range e.workers {
+			if x.busy && x.end <= t && !e.pureInstant(x) {
+				return done
+			}
+		}
+		e.now = t
+		for _, x := range e.workers {
+			if x.busy && x.end <= t {
+				e.completePass(x)
+			}
+		}
+		if e.checkErr != nil {
+			return true
+		}
+		started := false
+		for _, x := range e.workers {
+			if x.canStart(t) {
+				e.decodePass(x, t)
+				started = true
+			}
+		}
+		done = true
+		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
+			return true
+		}
+		if !started {
+			return true
+		}
+		t = vtime.Never
+		for _, x := range e.workers {
+			if x.busy && x.end < t {
+				t = x.end
+			}
+		}
+		for _, x := range e.workers {
+			if !x.busy && x.runnable() {
+				return true // a due worker that could not start now starts at the next instant
+			}
+		}
+	}
+	return done
+}
+
+// decodePass is startPass for a group pass whose every runnable rank has a
+// pure decode step next (pureInstant).
+func (e *Engine) decodePass(w *worker, now vtime.Time) {
+	w.busy, w.poked = true, false
+	end := now
+	for i, rk := range w.ranks {
+		w.planned[i] = rk.Runnable()
+		if !w.planned[i] {
+			continue
+		}
+		res := rk.DecodeStep(now)
+		if res.End > end {
+			end = res.End
+		}
+	}
+	w.end = end
+	e.Passes++
+	e.FastForwarded++
+}
+
+// pureInstant reports whether w's pass end is an instant fastForward
+// computes exactly: its commit finishes and rejects nothing, and every rank
+// that will be runnable after it has a pure decode step next.
+func (e *Engine) pureInstant(w *worker) bool {
+	some := false
+	for i, rk := range w.ranks {
+		if w.planned[i] {
+			res := rk.Result()
+			if len(res.Finished) > 0 || len(res.Rejected) > 0 {
+				return false
+			}
+		}
+		if rk.Runnable() {
+			if !rk.DecodeNext() {
+				return false
+			}
+			some = true
+		}
+	}
+	return some
+}

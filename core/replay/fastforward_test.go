@@ -1,0 +1,313 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/internal/harness"
+	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/vtime"
+	"github.com/kvsim/kvsim/traces"
+)
+
+// ffRun replays cfg over wl with the invariant checker on (after every
+// pass, fast-forwarded ones included) and the fast-forward on or off, and
+// returns prediction.json, requests.jsonl and the passes fast-forwarded.
+// (The checker is off for §E's 10,000 sessions: with 8,192 G1 blocks it
+// takes minutes.)
+func ffRun(t *testing.T, cfg *config.Config, open Opener, off bool) ([2][]byte, int64) {
+	t.Helper()
+	wl, err := Workload(cfg, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := len(wl.Sessions) < 1000
+	res, err := RunWith(cfg, wl, engine.Options{Check: check, NoFastForward: off, MaxPasses: 10_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [2][]byte{res.PredictionJSON(), res.RequestsJSONL()}, res.Engine.FastForwarded
+}
+
+// ffCompare runs both ways and fails on any byte of difference; it returns
+// the passes fast-forwarded.
+func ffCompare(t *testing.T, cfg *config.Config, open Opener) int64 {
+	t.Helper()
+	on, n := ffRun(t, cfg, open, false)
+	off, m := ffRun(t, cfg, open, true)
+	if m != 0 {
+		t.Errorf("%d passes fast-forwarded with the fast-forward off", m)
+	}
+	for k, name := range []string{"prediction.json", "requests.jsonl"} {
+		if !bytes.Equal(on[k], off[k]) {
+			t.Errorf("%s differs with the fast-forward on (%d vs %d bytes)", name, len(on[k]), len(off[k]))
+		}
+	}
+	return n
+}
+
+// TestFastForwardChangesNothing: the fast-forward of pure decode passes
+// (docs/model/engine.md ("Fast-forward of pure decode passes")) gives
+// byte-identical prediction.json and requests.jsonl on the acceptance
+// cases §A (all seven rows), §B, §C and §E. The per-pass record turns it
+// off (a recorder is an observer), so passes.jsonl is the same by
+// construction; TestFastForwardWorldDigests covers the random worlds.
+func TestFastForwardChangesNothing(t *testing.T) {
+	gen := generatedOpener(t)
+	type example struct {
+		name, file string
+		sets       []string
+		open       Opener
+	}
+	var cases []example
+	for _, row := range connectorRows {
+		cases = append(cases, example{"A/" + row.name, "connectors.yaml", connectorSets(row.blocks, row.connector), gen})
+	}
+	cases = append(cases,
+		example{"B/1GBps", "g2-restore.yaml", nil, traces.Open},
+		example{"B/without G2", "g2-restore.yaml", []string{hostOffload + "=null"}, traces.Open},
+		example{"C", "agentic-g2.yaml", nil, traces.Open})
+	if !testing.Short() {
+		bench := benchTrace(t)
+		cases = append(cases, example{"E", "connectors.yaml", benchSets, // without the checker: 8,192 blocks a pass
+			func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(bench)), nil }})
+	}
+	var total int64
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := traces.Read(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Parse(c.file, ".", data, c.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := ffCompare(t, cfg, c.open)
+			t.Logf("%d group passes fast-forwarded", n)
+			total += n
+		})
+	}
+	if total == 0 {
+		t.Error("no case fast-forwarded a pass: the comparison shows nothing")
+	}
+}
+
+// TestFastForwardWorldDigests: the random worlds of TestWorldDigests run
+// without the recorder and with the fast-forward on give the
+// prediction.json and requests.jsonl whose digests the golden file holds
+// (written by recorded runs, where the fast-forward is off), and the same
+// bytes as with it off.
+func TestFastForwardWorldDigests(t *testing.T) {
+	data, err := os.ReadFile(digestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	var total int64
+	worlds := 0
+	for seed := uint64(1); seed <= digestWorlds; seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		open := func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			on, n := ffRun(t, cfg, open, false)
+			off, _ := ffRun(t, cfg, open, true)
+			got := fmt.Sprintf("%d %s %x %x ", seed, kind, sha256.Sum256(on[0]), sha256.Sum256(on[1]))
+			if int(seed) > len(lines) || !strings.HasPrefix(lines[seed-1], got) {
+				t.Errorf("digests differ from the golden with the fast-forward on:\n got  %s\n want %s", got, lines[seed-1])
+			}
+			if !bytes.Equal(on[0], off[0]) || !bytes.Equal(on[1], off[1]) {
+				t.Error("reports differ with the fast-forward on and off")
+			}
+			if n > 0 {
+				worlds++
+			}
+			total += n
+		})
+	}
+	t.Logf("%d worlds fast-forwarded %d group passes", worlds, total)
+	if total == 0 {
+		t.Error("no world fast-forwarded a pass: the comparison shows nothing")
+	}
+}
+
+// TestFastForwardTimedWorldDigests is TestFastForwardWorldDigests for the
+// modelled-timing worlds of TestRandomWorldsModelledTiming (the first 60,
+// whose digests testdata/timed-world-digests.golden holds).
+func TestFastForwardTimedWorldDigests(t *testing.T) {
+	data, err := os.ReadFile(timedDigestsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var seed uint64
+		if _, err := fmt.Sscan(line, &seed); err == nil {
+			want[seed] = line
+		}
+	}
+	types := []string{"polynomial", "roofline", "trained_physics"}
+	var total int64
+	for seed := uint64(1); seed <= 60; seed++ {
+		kind, yaml, rows := randomWorldOf(seed)
+		base, err := config.Parse("world.yaml", ".", []byte(yaml), nil)
+		if err != nil {
+			continue
+		}
+		typ := types[seed%3]
+		sets := []string{"engine.model=llama-3.1-8b", "engine.hardware=h100"}
+		for _, r := range base.Roles() {
+			sets = append(sets, "engine.workers."+r.Name+".timing={type: "+typ+"}")
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
+		if err != nil {
+			continue
+		}
+		open := func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			on, n := ffRun(t, cfg, open, false)
+			total += n
+			got := fmt.Sprintf("%d %s %s %x %x ", seed, kind, typ, sha256.Sum256(on[0]), sha256.Sum256(on[1]))
+			if !strings.HasPrefix(want[seed], got) {
+				t.Errorf("digests differ from the golden with the fast-forward on:\n got  %s\n want %s", got, want[seed])
+			}
+		})
+	}
+	t.Logf("%d group passes fast-forwarded", total)
+}
+
+// TestFastForwardMooncake: the summary of the Mooncake conversation trace
+// (KVSIM_MOONCAKE, as for core/shard's tests; minutes of CPU, skipped when
+// unset) is byte-identical with the fast-forward on and off.
+func TestFastForwardMooncake(t *testing.T) {
+	path := os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		t.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	dir := filepath.Dir(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
+	var sums [2][]byte
+	for i, off := range []bool{false, true} {
+		wl, err := Workload(cfg, open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunWith(cfg, wl, engine.Options{NoFastForward: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums[i] = res.SummaryJSON()
+		t.Logf("fast-forward off=%v: %d passes, %d fast-forwarded", off, res.Engine.Passes, res.Engine.FastForwarded)
+	}
+	if !bytes.Equal(sums[0], sums[1]) {
+		t.Errorf("the summary differs with the fast-forward on and off:\n on  %s\n off %s", sums[0], sums[1])
+	}
+}
+
+// TestFastForwardRandomWorlds: small random worlds of the kind the
+// fast-forward applies to (no G2, fixed timing with pass times that are not
+// whole numbers or a modelled timing of Llama-3.1-8B on an H100, one to three replicas of one or two DP ranks, sessions of
+// several turns, long outputs, block sizes 4 and 16, a G1 small enough to
+// preempt, sometimes a virtual-time cutoff) give byte-identical
+// prediction.json and requests.jsonl with the fast-forward on and off, the
+// checker on after every pass; with the recorder on, the fast-forward is
+// off and the reports are the same again.
+func TestFastForwardRandomWorlds(t *testing.T) {
+	var total int64
+	for seed := uint64(1); seed <= 150; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		w := harness.World{G1: 12 + rng.IntN(120), Budget: 8 + rng.IntN(120), MaxSeq: 1 + rng.IntN(8),
+			Replicas: 1 + rng.IntN(3), DP: 1 + rng.IntN(2),
+			Prefill: vtime.Time(0.5 + rng.Float64()*4), Decode: vtime.Time(0.1 + rng.Float64()*2)}
+		if rng.IntN(3) == 0 {
+			w.Routing = "{policy: least_loaded}"
+		}
+		var rows []harness.Row
+		next := 1
+		for s := range 2 + rng.IntN(12) {
+			at := vtime.Time(rng.IntN(40))
+			for turn := range 1 + rng.IntN(3) {
+				var hash []int
+				for range 1 + rng.IntN(6) {
+					hash = append(hash, 1+rng.IntN(next+3))
+					next++
+				}
+				rows = append(rows, harness.Row{ID: fmt.Sprintf("s%dt%d", s, turn), Session: fmt.Sprintf("s%d", s),
+					At: at, Later: turn > 0, Delay: vtime.Time(rng.IntN(5)), Hash: hash, Out: 1 + rng.IntN(80)})
+			}
+		}
+		yaml := w.YAML()
+		if rng.IntN(2) == 0 {
+			yaml = strings.ReplaceAll(yaml, "        block_size: 4\n", "        block_size: 16\n")
+		}
+		if rng.IntN(4) == 0 {
+			yaml = strings.Replace(yaml, "  load: {type: trace_timestamps}", fmt.Sprintf("  load: {type: trace_timestamps}\n  stop: {max_virtual_time_seconds: %v}", 0.02+rng.Float64()*0.1), 1)
+		}
+		var sets []string
+		if typ := []string{"", "polynomial", "roofline", "trained_physics"}[rng.IntN(4)]; typ != "" {
+			sets = []string{"engine.model=llama-3.1-8b", "engine.hardware=h100",
+				"engine.workers.aggregated.timing={type: " + typ + "}"}
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, yaml)
+		}
+		open := func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			n := ffCompare(t, cfg, open)
+			total += n
+			if t.Failed() {
+				t.Log(yaml)
+				return
+			}
+			// Recorded, the fast-forward is off: the same reports.
+			wl, err := Workload(cfg, open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr := record.NewRecorder()
+			res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Engine.FastForwarded != 0 {
+				t.Errorf("%d passes fast-forwarded with a recorder", res.Engine.FastForwarded)
+			}
+			on, _ := ffRun(t, cfg, open, false)
+			if !bytes.Equal(on[0], res.PredictionJSON()) || !bytes.Equal(on[1], res.RequestsJSONL()) {
+				t.Error("the recorded run's reports differ from the fast-forwarded run's")
+			}
+		})
+	}
+	t.Logf("%d group passes fast-forwarded", total)
+	if total == 0 {
+		t.Error("no world fast-forwarded a pass")
+	}
+}

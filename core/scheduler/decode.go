@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"github.com/kvsim/kvsim/core/g1"
+	"github.com/kvsim/kvsim/core/timing"
+	"github.com/kvsim/kvsim/core/vtime"
+)
+
+// DecodeNext reports whether the pass that would start on this rank now
+// (the engine asks when the pass in flight has been committed) is a pure
+// decode step that DecodeStep computes exactly as Pass would
+// (docs/model/engine.md ("Fast-forward of pure decode passes")): no G2, no per-pass observer, an aggregated rank with nothing
+// waiting, every running request one token past its KV (its last output
+// token) and not finishing with the next one, and G1 room for every block
+// the step needs. Then Pass would give each running request one token in
+// running order (allocating its next block when the token starts one, and
+// finalizing the block it completes), preempt, admit, reject, store and
+// finish nothing, time the pass (DecodeMs, or the modelled time of that
+// decode batch) and emit one token per request
+// (interning the identity of a block the token completes).
+func (k *Rank) DecodeNext() bool {
+	c := &k.Cfg
+	if k.Host != nil || c.Role != Aggregated || k.obs != nil || (c.Timing == nil && !(c.DecodeMs > 0)) {
+		return false
+	}
+	n := len(k.running)
+	if n == 0 || n > c.MaxBatchedTokens || k.waiting.len() > 0 || len(k.connWaiting) > 0 || k.awake > 0 {
+		return false
+	}
+	bs := c.BlockSize
+	need := 0
+	for _, r := range k.running {
+		l := r.Len()
+		switch {
+		case r.Output < 1 || r.Computed != l-1 || r.Materialized:
+			return false // not a decode step: prefill work left, or the prompt's last token
+		case r.Output+1 >= r.MaxOutput || (c.ContextLength > 0 && l+1 >= c.ContextLength):
+			return false // the step finishes the request
+		case l > len(r.Slots)*bs:
+			need += (l+bs-1)/bs - len(r.Slots)
+		}
+	}
+	// Allocation takes free slots, then idle cached ones; finalizing a
+	// block changes neither count, so room for the sum is room for each.
+	return k.Pool.CanAlloc(need)
+}
+
+// DecodeStep runs, at now, the pass DecodeNext has just found to be a pure
+// decode step, with the same effects, in the same order, as Pass: every
+// running request is scheduled one token, the pass ends DecodeMs after now
+// (a modelled timing: the time timeModelled gives the same batch) and
+// every running request emits one token. It returns the pass result,
+// as Pass does.
+func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
+	res := &k.res
+	res.Start, res.Changed = now, true
+	res.Scheduled = res.Scheduled[:0]
+	res.Emitted = res.Emitted[:0]
+	res.Finished = res.Finished[:0]
+	res.Rejected = res.Rejected[:0]
+	res.Admissions = res.Admissions[:0]
+	res.Preempted = res.Preempted[:0]
+	res.PrefillTokens = 0
+	res.Bound = timing.NoBound
+	k.storeDue = k.storeDue[:0]
+	k.mark++
+	bs := k.Cfg.BlockSize
+	for _, r := range k.running {
+		before := r.Computed
+		target := before + 1
+		if target > len(r.Slots)*bs { // as schedule: the step starts a block
+			need := (target+bs-1)/bs - len(r.Slots)
+			slots, ok := k.Pool.For(r.Index).Alloc(need, r.Slots)
+			if !ok {
+				panic("scheduler: DecodeStep without G1 room (DecodeNext was not asked)")
+			}
+			r.Slots = slots
+		}
+		if k.Cfg.PrefixCaching {
+			for j := before / bs; j < target/bs; j++ {
+				if k.Pool.Inspect(r.Slots[j]).State != g1.Cached {
+					k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
+				}
+			}
+		}
+		r.Computed = target
+		r.PassMark, r.PassSlot = k.mark, int32(len(res.Scheduled))
+		pushScheduled(&res.Scheduled, Scheduled{Req: r, Before: before, Tokens: 1})
+	}
+	res.ComputeStart = now
+	if m := k.Cfg.Timing; m != nil {
+		// timeModelled for a batch of decode steps that all emit.
+		b := &k.batch
+		b.Reset(m.NeedsSteps())
+		for _, sc := range res.Scheduled {
+			b.DecodeStep(sc.Before)
+			b.Emit(sc.Req.Len())
+		}
+		d := m.Pass(b, true, true)
+		res.End = now + d.Prefill + d.Decode
+		res.Bound = d.Bound
+	} else {
+		end := now
+		end += k.Cfg.DecodeMs
+		res.End = end
+	}
+	for _, r := range k.running {
+		tok := k.tokens.NextOutputToken(r)
+		r.Tokens = append(r.Tokens, tok)
+		r.Output++
+		r.Seq.Extend(k.ids, r.Tokens, bs, r.Index)
+		pushReq(&res.Emitted, r)
+	}
+	return res
+}
