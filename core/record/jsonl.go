@@ -124,6 +124,8 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 	wdpos := make([]int, len(r.domains))
 	based := make([]bool, len(r.ranks))
 	kept := 0
+	past := make([]bool, len(r.ranks))
+	npast := 0
 	if !win.Whole() {
 		for d := range wdpos {
 			wdpos[d] = -1
@@ -137,6 +139,17 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 			st[ri] = newG1State(r.G1Capacity[ri])
 		}
 		in := win.has(pe, p)
+		if !in && win.past(pe, p) {
+			// This rank's later passes are all past the window too.
+			if !past[ri] {
+				past[ri] = true
+				npast++
+			}
+			if npast == len(r.ranks) {
+				break
+			}
+			continue
+		}
 		if in && !win.Whole() && !based[ri] {
 			based[ri] = true
 			if err := enc.Encode(r.baseLine(ri, p-1, win, st[ri], dst, dpos, wdpos, blockList[wb:], reqList[wr:])); err != nil {

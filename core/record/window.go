@@ -102,6 +102,18 @@ func (w Window) has(pe *passEntry, p int) bool {
 	return float64(p) >= w.From && float64(p) <= w.To
 }
 
+// past reports whether pass p of a rank, entry pe, and every later pass of
+// the rank are after the window.
+func (w Window) past(pe *passEntry, p int) bool {
+	if w.Whole() {
+		return false
+	}
+	if w.Time {
+		return float64(pe.start) > w.To
+	}
+	return float64(p) > w.To
+}
+
 // Windowed is the window the record was written with ("" when it holds the
 // whole run: a live record, or one decoded from a full passes.jsonl).
 func (r *Record) Windowed() string { return r.window }
