@@ -344,9 +344,14 @@ func (c *TracePanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 		vgparent.AppendChild(vgn)
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "upload"}}}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "details", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "upload"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "upload-panel"}}}
 		vgparent.AppendChild(vgn)
-		vgn.AddAttrInterface("open", c.UploadErr != "" || c.UploadNote != "")
+		vgn.AddAttrInterface("open", c.UpOpen || c.UploadErr != "" || c.UploadNote != "")
+		vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
+			EventType: "toggle",
+			Func:      func(event vugu.DOMEvent) { c.OnUpToggle(event.PropBool("target", "open")) },
+			// TODO: implement capture, etc. mostly need to decide syntax
+		})
 		{
 			vgparent := vgn
 			_ = vgparent

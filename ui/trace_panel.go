@@ -32,6 +32,9 @@ type TracePanel struct {
 	// UpFormat and UpBlock say how the next upload is read.
 	UpFormat string
 	UpBlock  int
+	// UpOpen keeps the upload section open while it is used (the format
+	// and the block size are set in one visit).
+	UpOpen   bool
 	Sessions state.SessionSpec
 	ShowGen  bool
 	// Note explains a trace the page cannot run (e.g. an uploaded trace
@@ -202,9 +205,13 @@ func (c *TracePanel) OnUpload(e vugu.DOMEvent) {
 	})
 }
 
+// OnUpToggle follows the upload section being opened or closed.
+func (c *TracePanel) OnUpToggle(open bool) { c.UpOpen = open }
+
 // OnUpFormat sets the next upload's trace format; a weka corpus takes its
 // own block size unless one is entered.
 func (c *TracePanel) OnUpFormat(v string) {
+	c.UpOpen = true
 	c.Panel.errs[state.FUpBlock] = ""
 	if v == config.FormatWeka && c.UpFormat != v {
 		c.UpBlock = 0
@@ -217,6 +224,7 @@ func (c *TracePanel) OnUpFormat(v string) {
 // OnUpBlock sets the next upload's tokens per hash id (weka: 0 takes the
 // corpus's block_size).
 func (c *TracePanel) OnUpBlock(v string) {
+	c.UpOpen = true
 	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (n > 0 || n == 0 && c.UpFormat == config.FormatWeka) {
 		c.UpBlock = n
 		c.Panel.errs[state.FUpBlock] = ""

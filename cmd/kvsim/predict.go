@@ -10,16 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/kvsim/kvsim/core/numfmt"
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/traces"
 )
 
 const predictHelp = `usage: kvsim predict [--config FILE] [--output-dir DIR] [--format table|json]
-                     [--capture-per-request] [--capture-passes] [--set PATH=VALUE]...
-                     [--overwrite] [--stack engine]
+                     [--capture-per-request] [--capture-passes] [--capture-window A:B]
+                     [--capture-large] [--set PATH=VALUE]... [--overwrite] [--stack engine]
                      [--cpuprofile FILE] [--memprofile FILE]
 
 Replays the config's traffic and reports what happened (docs/model/report.md).
@@ -34,7 +36,16 @@ Replays the config's traffic and reports what happened (docs/model/report.md).
                           JSON line.
   --capture-per-request   also write DIR/requests.jsonl (needs --output-dir).
   --capture-passes        also write DIR/passes.jsonl, the per-pass record (needs
-                          --output-dir).
+                          --output-dir). A whole record estimated over 2 GiB is
+                          refused before anything is written (the estimate runs
+                          the replay once more without the record).
+  --capture-window A:B    write only the passes in a window (implies
+                          --capture-passes): pass numbers of each rank (1000:2000)
+                          or virtual times (120s:130s, 1500ms:2500ms), both ends
+                          included, either left out for an open end (5000:).
+                          The file's first line per rank is a base line naming
+                          the window (docs/record.md).
+  --capture-large         write a whole per-pass record whatever its estimate.
   --set PATH=VALUE        override a config key (dotted path from the document root;
                           VALUE is YAML; PATH=null removes the key). Repeatable,
                           applied in order.
@@ -69,7 +80,9 @@ type predictFlags struct {
 	cpuProfile, memProfile           string
 	sets                             stringList
 	perRequest, passes, overwrite    bool
-	benchStats, noFastForward        bool
+	benchStats, noFastForward, large bool
+	windowSpec                       string
+	window                           record.Window
 }
 
 func runPredict(e *env, args []string) error {
@@ -81,6 +94,8 @@ func runPredict(e *env, args []string) error {
 	fs.StringVar(&f.format, "format", "table", "")
 	fs.BoolVar(&f.perRequest, "capture-per-request", false, "")
 	fs.BoolVar(&f.passes, "capture-passes", false, "")
+	fs.StringVar(&f.windowSpec, "capture-window", "", "")
+	fs.BoolVar(&f.large, "capture-large", false, "")
 	fs.Var(&f.sets, "set", "")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "")
 	fs.StringVar(&f.stack, "stack", "engine", "")
@@ -95,6 +110,13 @@ func runPredict(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if f.windowSpec != "" {
+		w, err := record.ParseWindow(f.windowSpec)
+		if err != nil {
+			return usagef("predict: --capture-window: %v", err)
+		}
+		f.window, f.passes = w, true
+	}
 	switch {
 	case f.stack != "engine":
 		return usagef("predict: --stack: unknown stack %q (accepted: engine)", f.stack)
@@ -103,7 +125,7 @@ func runPredict(e *env, args []string) error {
 	case f.perRequest && f.outputDir == "":
 		return usagef("predict: --capture-per-request needs --output-dir")
 	case f.passes && f.outputDir == "":
-		return usagef("predict: --capture-passes needs --output-dir")
+		return usagef("predict: --capture-passes and --capture-window need --output-dir")
 	}
 	prof, err := startProfiles(f.cpuProfile, f.memProfile)
 	if err != nil {
@@ -132,8 +154,11 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 			return err
 		}
 	}
-	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes}
+	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes, Windowed: !f.window.Whole()}
 	job.NoFastForward = f.noFastForward
+	if !f.large {
+		job.Limits.MaxRecordBytes = replay.RecordBytesLimit
+	}
 	bar := newProgress(e.stderr, e.tty)
 	if bar != nil {
 		job.Progress = bar.update
@@ -142,10 +167,14 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 	out, err := replay.Run(job)
 	bar.finish()
 	if err != nil {
+		var re *replay.Error
+		if f.passes && errors.As(err, &re) && strings.Contains(re.Msg, "the per-pass record of this run would be") {
+			re.Msg += "; capture a window instead (--capture-window 1000:2000, or 120s:130s), or add --capture-large to write it all"
+		}
 		return err
 	}
 	if f.outputDir != "" {
-		if err := writeReports(f.outputDir, out); err != nil {
+		if err := writeReports(f.outputDir, out, f.window); err != nil {
 			return err
 		}
 	}
@@ -225,7 +254,7 @@ func checkOutputDir(dir string, overwrite bool) error {
 // writeReports writes the report files of out into dir. With --overwrite,
 // a report file this run does not produce (left by an earlier run) is
 // removed so the directory never mixes two runs.
-func writeReports(dir string, out *replay.Output) error {
+func writeReports(dir string, out *replay.Output, win record.Window) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -236,7 +265,7 @@ func writeReports(dir string, out *replay.Output) error {
 	}{
 		{predictionFile, true, bytesWriter(out.Prediction)},
 		{requestsFile, out.Requests != nil, bytesWriter(out.Requests)},
-		{passesFile, out.Record != nil, func(w io.Writer) error { return out.Record.WriteJSONL(w) }},
+		{passesFile, out.Record != nil, func(w io.Writer) error { return out.Record.WriteWindow(w, win) }},
 	}
 	for _, file := range files {
 		p := filepath.Join(dir, file.name)

@@ -67,6 +67,9 @@ func Comparable(a, b *Record, rank int) error {
 	case a.BlockSize != b.BlockSize:
 		return why("block size %d tokens against %d", a.BlockSize, b.BlockSize)
 	}
+	if fa, fb := a.FirstPass(rank), b.FirstPass(rank); fa != fb {
+		return fmt.Errorf("the records start at different passes of rank index %d (%d and %d: windowed records are compared when their windows start at the same pass; capture both with the same --capture-window of pass numbers)", rank, fa, fb)
+	}
 	for i, id := range a.Ranks {
 		if id != b.Ranks[i] {
 			return why("rank index %d is worker %d rank %d (%s) against worker %d rank %d (%s)",
@@ -112,7 +115,7 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 	res := &DiffResult{Rank: rank, BlockSize: a.BlockSize}
 	w := differ{a: newSide(a, rank), b: newSide(b, rank)}
 	n := min(a.NumLines(rank), b.NumLines(rank))
-	for p := 1; p <= n; p++ {
+	for p := a.FirstPass(rank); p <= n; p++ {
 		w.pass(p)
 		if res.FirstDivergent == 0 {
 			w.hold()

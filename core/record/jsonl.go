@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -46,6 +48,13 @@ type line struct {
 	// G2Changes are [op, block] in order (op: pending, resident, pinned,
 	// in, out, evict).
 	G2Changes [][2]string `json:"g2_changes,omitempty"`
+	// A windowed record's base line (the first line of each rank) gives
+	// the window and the rank's state before its first pass in the
+	// window: G1Changes (and G2Changes for a domain not given yet) rebuild
+	// it from empty pools, G1Since is each slot's Since.
+	Window  string  `json:"window,omitempty"`
+	Base    bool    `json:"base,omitempty"`
+	G1Since []int32 `json:"g1_since,omitempty"`
 }
 
 type g1Summary struct {
@@ -68,7 +77,19 @@ type lineRef struct{ rank, pass int }
 
 // WriteJSONL writes passes.jsonl: one object per pass per rank, in the
 // order the passes ended (docs/model/record.md).
-func (r *Record) WriteJSONL(w io.Writer) error {
+func (r *Record) WriteJSONL(w io.Writer) error { return r.WriteWindow(w, Window{}) }
+
+// WriteWindow writes passes.jsonl keeping only the lines in win
+// (docs/record.md, "Windowed records"): each rank's first line is then a
+// base line that names the window and gives the rank's state before its
+// first pass in it, and the lines that follow are those of the whole
+// record (a line's new_blocks, new_requests and g2_changes also carry what
+// lines left out of the window between two kept lines introduced). The
+// zero Window writes every line.
+func (r *Record) WriteWindow(w io.Writer, win Window) error {
+	if r.window != "" {
+		return fmt.Errorf("not supported yet: writing a windowed record (--capture-window %s) again", r.window)
+	}
 	var order []lineRef
 	for ri, rl := range r.ranks {
 		for p := range rl.passes {
@@ -94,6 +115,22 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 	}
 	seenBlock := map[string]bool{}
 	seenReq := map[string]bool{}
+	// Names in the order they were first seen; the file has given the
+	// first wb and wr of them (all of them when the window is whole).
+	var blockList, reqList [][2]string
+	wb, wr := 0, 0
+	// wdpos: the G2 log position of each domain the file has given
+	// (-1: its state not given yet); based: ranks whose base line is out.
+	wdpos := make([]int, len(r.domains))
+	based := make([]bool, len(r.ranks))
+	kept := 0
+	past := make([]bool, len(r.ranks))
+	npast := 0
+	if !win.Whole() {
+		for d := range wdpos {
+			wdpos[d] = -1
+		}
+	}
 	for _, ref := range order {
 		ri, p := ref.rank, ref.pass
 		rl := r.ranks[ri]
@@ -101,24 +138,46 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 		if st[ri] == nil {
 			st[ri] = newG1State(r.G1Capacity[ri])
 		}
-		info := r.info(ri, p)
-		ln := line{Pass: p, Worker: info.Rank.Worker, Rank: info.Rank.Rank, Role: info.Rank.Role, Final: pe.final,
-			StartMs: pe.start, ComputeStartMs: pe.computeStart, EndMs: pe.end, Bound: pe.bound.String(), Scheduled: info.Scheduled,
-			Events: r.events(ri, p)}
-		if ln.Scheduled == nil {
-			ln.Scheduled = []Scheduled{}
+		in := win.has(pe, p)
+		if !in && win.past(pe, p) {
+			// This rank's later passes are all past the window too.
+			if !past[ri] {
+				past[ri] = true
+				npast++
+			}
+			if npast == len(r.ranks) {
+				break
+			}
+			continue
 		}
+		if in && !win.Whole() && !based[ri] {
+			based[ri] = true
+			if err := enc.Encode(r.baseLine(ri, p-1, win, st[ri], dst, dpos, wdpos, blockList[wb:], reqList[wr:])); err != nil {
+				return err
+			}
+			wb, wr = len(blockList), len(reqList)
+		}
+		var ln line
+		if in {
+			info := r.info(ri, p)
+			ln = line{Pass: p, Worker: info.Rank.Worker, Rank: info.Rank.Rank, Role: info.Rank.Role, Final: pe.final,
+				StartMs: pe.start, ComputeStartMs: pe.computeStart, EndMs: pe.end, Bound: pe.bound.String(), Scheduled: info.Scheduled}
+			if ln.Scheduled == nil {
+				ln.Scheduled = []Scheduled{}
+			}
+		}
+		ln.Events = r.events(ri, p)
 		noteReqName := func(q string) {
 			if q != "" && !seenReq[q] {
 				seenReq[q] = true
-				ln.NewRequests = append(ln.NewRequests, [2]string{q, r.Sessions[reqIdx[q]]})
+				reqList = append(reqList, [2]string{q, r.Sessions[reqIdx[q]]})
 			}
 		}
 		noteReq := func(q int32) { noteReqName(r.Request(q)) }
 		noteBlockName := func(name, session string) {
 			if name != "" && !seenBlock[name] {
 				seenBlock[name] = true
-				ln.NewBlocks = append(ln.NewBlocks, [2]string{name, session})
+				blockList = append(blockList, [2]string{name, session})
 			}
 		}
 		noteBlock := func(b int32) string {
@@ -135,13 +194,18 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 		for i := pos[ri]; i < pe.g1End; i++ {
 			d := rl.g1.at(i)
 			noteReq(d.owner)
-			ln.G1Changes = append(ln.G1Changes, [4]any{d.slot(), string(stateChars[d.code()]), noteBlock(d.block), r.Request(d.owner)})
+			name := noteBlock(d.block)
+			if in {
+				ln.G1Changes = append(ln.G1Changes, [4]any{d.slot(), string(stateChars[d.code()]), name, r.Request(d.owner)})
+			}
 			st[ri].apply(d, int32(p))
 		}
 		changed := pe.g1End > pos[ri]
 		pos[ri] = pe.g1End
-		ln.G1 = summarizeG1(r, st[ri], changed)
-		if p == 1 || r.isCheckpoint(ri, p) {
+		if in {
+			ln.G1 = summarizeG1(r, st[ri], changed)
+		}
+		if in && (p == 1 || r.isCheckpoint(ri, p)) {
 			ln.Checkpoint, ln.G1Capacity, ln.BlockSize = true, r.G1Capacity[ri], r.BlockSize
 			d := r.Domain[ri]
 			ln.Domain = &d
@@ -153,16 +217,28 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 		}
 		if d := r.Domain[ri]; d >= 0 {
 			dl := r.domains[d]
-			dch := pe.g2End > dpos[d]
 			for i := dpos[d]; i < pe.g2End; i++ {
 				o := dl.ops.at(i)
-				ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], noteBlock(o.block)})
+				noteBlock(o.block)
 				dst[d].apply(o)
 			}
 			if pe.g2End > dpos[d] {
 				dpos[d] = pe.g2End
 			}
-			ln.G2 = summarizeG2(r, dst[d], dch || ln.Checkpoint)
+			if in {
+				// The file has given the domain up to wdpos[d] (dpos[d]
+				// before this line when the window is whole).
+				from := wdpos[d]
+				for i := from; i < pe.g2End; i++ {
+					o := dl.ops.at(i)
+					ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], r.BlockName(o.block)})
+				}
+				dch := pe.g2End > from
+				if from < pe.g2End {
+					wdpos[d] = pe.g2End
+				}
+				ln.G2 = summarizeG2(r, dst[d], dch || ln.Checkpoint)
+			}
 		}
 		for _, ev := range ln.Events {
 			noteReqName(ev.Request)
@@ -171,11 +247,59 @@ func (r *Record) WriteJSONL(w io.Writer) error {
 				noteBlockName(b, r.sessionOfBlock(b))
 			}
 		}
+		if !in {
+			continue
+		}
+		ln.NewBlocks, ln.NewRequests = blockList[wb:], reqList[wr:]
+		if len(ln.NewBlocks) == 0 {
+			ln.NewBlocks = nil
+		}
+		if len(ln.NewRequests) == 0 {
+			ln.NewRequests = nil
+		}
+		wb, wr = len(blockList), len(reqList)
 		if err := enc.Encode(&ln); err != nil {
 			return err
 		}
+		kept++
+	}
+	if kept == 0 && len(order) > 0 {
+		last := &r.ranks[order[len(order)-1].rank].passes[order[len(order)-1].pass-1]
+		return fmt.Errorf("the window %s holds no pass of the run (%s passes, the last ending at %v ms)",
+			win.Spec, numfmt.Thousands(int64(len(order))), float64(last.end))
 	}
 	return bw.Flush()
+}
+
+// baseLine is rank ri's base line in a windowed record: the state after
+// pass p (its last pass before the window), the names the file has not
+// given yet, and the state of the rank's G2 domain when the file has not
+// given it yet.
+func (r *Record) baseLine(ri, p int, win Window, st *g1State, dst []*g2State, dpos, wdpos []int, blocks, reqs [][2]string) *line {
+	id := r.Ranks[ri]
+	d := r.Domain[ri]
+	ln := &line{Pass: p, Worker: id.Worker, Rank: id.Rank, Role: id.Role, Scheduled: []Scheduled{}, Events: []Event{},
+		Window: win.Spec, Base: true, Checkpoint: true, G1Capacity: r.G1Capacity[ri], Domain: &d, BlockSize: r.BlockSize,
+		NewBlocks: blocks, NewRequests: reqs, G1Changes: baseG1(r, st), G1Since: slices.Clone(st.since)}
+	if len(ln.NewBlocks) == 0 {
+		ln.NewBlocks = nil
+	}
+	if len(ln.NewRequests) == 0 {
+		ln.NewRequests = nil
+	}
+	ln.G1 = summarizeG1(r, st, true)
+	ln.G1.Slots, ln.G1.Owners = slotMap(r, st)
+	if d >= 0 {
+		ln.G2Capacity = r.G2Capacity[d]
+		if wdpos[d] < 0 {
+			for _, o := range dst[d].baseOps() {
+				ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], r.BlockName(o.block)})
+			}
+			wdpos[d] = dpos[d]
+		}
+		ln.G2 = summarizeG2(r, dst[d], true)
+	}
+	return ln
 }
 
 // sessionOfBlock is the session of a block named in an event.
@@ -264,6 +388,7 @@ func Decode(rd io.Reader) (*Record, error) {
 	reqOf := map[string]int32{}
 	rankOf := map[[2]int]int{}
 	sessionOf := map[string]string{}
+	based := map[int]bool{} // G2 domains whose base state was read
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	n := 0
@@ -289,6 +414,17 @@ func Decode(rd io.Reader) (*Record, error) {
 		}
 		key := [2]int{ln.Worker, ln.Rank}
 		ri, ok := rankOf[key]
+		if ln.Base {
+			if ok {
+				return nil, fmt.Errorf("passes.jsonl:%d: worker %d rank %d: a base line after its first line", n, ln.Worker, ln.Rank)
+			}
+			if ln.Window == "" || (rec.window != "" && ln.Window != rec.window) {
+				return nil, fmt.Errorf("passes.jsonl:%d: a base line without the window %q", n, rec.window)
+			}
+			rec.window = ln.Window
+		} else if !ok && rec.window != "" {
+			return nil, fmt.Errorf("passes.jsonl:%d: worker %d rank %d starts without a base line in a windowed record", n, ln.Worker, ln.Rank)
+		}
 		if !ok {
 			if !ln.Checkpoint || ln.G1Capacity <= 0 || ln.Domain == nil {
 				return nil, fmt.Errorf("passes.jsonl:%d: the first line of worker %d rank %d lacks its capacities", n, ln.Worker, ln.Rank)
@@ -313,6 +449,12 @@ func Decode(rd io.Reader) (*Record, error) {
 			}
 		}
 		rl := rec.ranks[ri]
+		if ln.Base {
+			if err := rec.decodeBase(ri, &ln, reqOf, based); err != nil {
+				return nil, fmt.Errorf("passes.jsonl:%d: base line: %v", n, err)
+			}
+			continue
+		}
 		if ln.Pass != len(rl.passes)+1 {
 			return nil, fmt.Errorf("passes.jsonl:%d: worker %d rank %d: pass %d follows pass %d", n, ln.Worker, ln.Rank, ln.Pass, len(rl.passes))
 		}
@@ -339,17 +481,11 @@ func Decode(rd io.Reader) (*Record, error) {
 		if d := rec.Domain[ri]; d >= 0 {
 			dl := rec.domains[d]
 			for _, c := range ln.G2Changes {
-				op := -1
-				for i, name := range opNames {
-					if name == c[0] {
-						op = i
-					}
+				o, err := rec.decodeOp(c)
+				if err != nil {
+					return nil, fmt.Errorf("passes.jsonl:%d: g2_changes: %v", n, err)
 				}
-				b, ok := rec.blockOf[c[1]]
-				if op < 0 || !ok {
-					return nil, fmt.Errorf("passes.jsonl:%d: g2_changes: bad change %q", n, c)
-				}
-				dl.ops.add(g2Op{block: b, op: uint8(op)})
+				dl.ops.add(o)
 			}
 			pe.g2End = dl.ops.len()
 		}
@@ -377,6 +513,73 @@ func Decode(rd io.Reader) (*Record, error) {
 	}
 	rec.buildCheckpoints()
 	return rec, nil
+}
+
+// decodeBase reads rank ri's base line: its state before the window
+// becomes the rank's first checkpoint (after pass ln.Pass), the passes
+// before the window are empty placeholders, and the rank's G2 domain
+// starts from the line's g2_changes unless another rank's base gave it.
+func (rec *Record) decodeBase(ri int, ln *line, reqOf map[string]int32, based map[int]bool) error {
+	if ln.Pass < 0 {
+		return fmt.Errorf("pass %d", ln.Pass)
+	}
+	capacity := rec.G1Capacity[ri]
+	st := newG1State(capacity)
+	for _, c := range ln.G1Changes {
+		d, err := rec.decodeSlot(c, reqOf)
+		if err != nil {
+			return fmt.Errorf("g1_changes: %v", err)
+		}
+		if int(d.slot()) >= capacity {
+			return fmt.Errorf("g1_changes: slot %d beyond capacity %d", d.slot(), capacity)
+		}
+		st.apply(d, int32(ln.Pass))
+	}
+	if len(ln.G1Since) != 0 {
+		if len(ln.G1Since) != capacity {
+			return fmt.Errorf("g1_since has %d slots, not %d", len(ln.G1Since), capacity)
+		}
+		copy(st.since, ln.G1Since)
+	}
+	rl := rec.ranks[ri]
+	rl.first = ln.Pass + 1
+	rl.ckpts = []g1Ckpt{{pass: ln.Pass, st: st.compact()}}
+	g2End := 0
+	if d := rec.Domain[ri]; d >= 0 {
+		dl := rec.domains[d]
+		if !based[d] {
+			based[d] = true
+			g2 := newG2State()
+			for _, c := range ln.G2Changes {
+				o, err := rec.decodeOp(c)
+				if err != nil {
+					return fmt.Errorf("g2_changes: %v", err)
+				}
+				g2.apply(o)
+			}
+			dl.ckpts = []g2Ckpt{{st: g2}}
+		}
+		g2End = dl.ops.len()
+	}
+	for range ln.Pass {
+		rl.passes = append(rl.passes, passEntry{g2End: g2End, seq: -1})
+	}
+	return nil
+}
+
+// decodeOp reads one g2_changes entry [op, block].
+func (rec *Record) decodeOp(c [2]string) (g2Op, error) {
+	op := -1
+	for i, name := range opNames {
+		if name == c[0] {
+			op = i
+		}
+	}
+	b, ok := rec.blockOf[c[1]]
+	if op < 0 || !ok {
+		return g2Op{}, fmt.Errorf("bad change %q", c)
+	}
+	return g2Op{block: b, op: uint8(op)}, nil
 }
 
 func (rec *Record) decodeSlot(c [4]any, reqOf map[string]int32) (g1Delta, error) {
@@ -411,8 +614,9 @@ func (rec *Record) decodeSlot(c [4]any, reqOf map[string]int32) (g1Delta, error)
 func (rec *Record) buildCheckpoints() {
 	for ri, rl := range rec.ranks {
 		st := newG1State(rec.G1Capacity[ri])
+		st.restore(&rl.ckpts[0].st)
 		pos := 0
-		for p := 1; p <= len(rl.passes); p++ {
+		for p := rl.ckpts[0].pass + 1; p <= len(rl.passes); p++ {
 			for ; pos < rl.passes[p-1].g1End; pos++ {
 				st.apply(rl.g1.at(pos), int32(p))
 			}

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"fmt"
 	"iter"
 	"strconv"
 
@@ -41,6 +40,8 @@ type Record struct {
 	seq  int
 	// BlockSize is the engine block size in tokens.
 	BlockSize int
+	// window is the --capture-window of a decoded windowed record.
+	window string
 }
 
 type origin struct{ req, block int32 }
@@ -58,6 +59,9 @@ type rankLog struct {
 	events   chunks[rawEvent]
 	ckpts    []g1Ckpt
 	lastCkpt int
+	// first is the first pass a decoded windowed record holds (0 or 1:
+	// all); the passes before it are empty placeholders.
+	first int
 }
 
 type passEntry struct {
@@ -188,8 +192,8 @@ func (r *Record) RankIndex(worker, rank int) int {
 // Events returns the events of one pass without rebuilding any state (the
 // cheap way to index a timeline).
 func (r *Record) Events(rank, pass int) ([]Event, error) {
-	if rank < 0 || rank >= len(r.ranks) || pass < 1 || pass > len(r.ranks[rank].passes) {
-		return nil, fmt.Errorf("no pass %d of rank %d", pass, rank)
+	if err := r.checkPass(rank, pass); err != nil {
+		return nil, err
 	}
 	return r.events(rank, pass), nil
 }
@@ -197,8 +201,8 @@ func (r *Record) Events(rank, pass int) ([]Event, error) {
 // Info returns one pass's timing and scheduled work without rebuilding any
 // state.
 func (r *Record) Info(rank, pass int) (PassInfo, error) {
-	if rank < 0 || rank >= len(r.ranks) || pass < 1 || pass > len(r.ranks[rank].passes) {
-		return PassInfo{}, fmt.Errorf("no pass %d of rank %d", pass, rank)
+	if err := r.checkPass(rank, pass); err != nil {
+		return PassInfo{}, err
 	}
 	return r.info(rank, pass), nil
 }
@@ -225,12 +229,8 @@ func (r *Record) EventKinds(rank, pass int, out []string) []string {
 // Seek rebuilds rank's state at the end of pass (1-based; NumLines(rank)
 // gives the run's final state) with that pass's events.
 func (r *Record) Seek(rank, pass int) (*Snapshot, error) {
-	if rank < 0 || rank >= len(r.ranks) {
-		return nil, fmt.Errorf("no rank %d (the record has %d)", rank, len(r.ranks))
-	}
-	rl := r.ranks[rank]
-	if pass < 1 || pass > len(rl.passes) {
-		return nil, fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, len(rl.passes), pass)
+	if err := r.checkPass(rank, pass); err != nil {
+		return nil, err
 	}
 	snap := &Snapshot{}
 	r.seekInto(rank, pass, snap)
@@ -239,11 +239,8 @@ func (r *Record) Seek(rank, pass int) (*Snapshot, error) {
 
 // SeekInto is Seek reusing snap's slices (for scrubbing without garbage).
 func (r *Record) SeekInto(rank, pass int, snap *Snapshot) error {
-	if rank < 0 || rank >= len(r.ranks) {
-		return fmt.Errorf("no rank %d (the record has %d)", rank, len(r.ranks))
-	}
-	if pass < 1 || pass > len(r.ranks[rank].passes) {
-		return fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, len(r.ranks[rank].passes), pass)
+	if err := r.checkPass(rank, pass); err != nil {
+		return err
 	}
 	r.seekInto(rank, pass, snap)
 	return nil

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"fmt"
+
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/trace"
@@ -49,6 +52,9 @@ type Capture struct {
 	// Limits.MaxRecordRequests, run it without the per-pass record (and
 	// say why in Output.RecordNote) instead of refusing it.
 	SkipLargeRecord bool
+	// Windowed says the front end writes only a window of the record
+	// (record.Window), so Limits.MaxRecordBytes does not bound it.
+	Windowed bool
 }
 
 // An Output is a finished job.
@@ -126,6 +132,9 @@ func run(job *Job) (*Output, *Error) {
 		if n != "" {
 			note = n
 		}
+	}
+	if e := job.checkRecordBytes(cfg, wl, note); e != nil {
+		return nil, e
 	}
 	return job.execute(cfg, wl, size, note)
 }
@@ -264,4 +273,25 @@ func Estimate(job Job) (c Cost, err error) {
 // the same on every platform.
 func (s *Size) cost() int64 {
 	return int64(s.KVSlots) + int64(s.Identities) + 64*s.Requests + int64(s.G1Total/8) + int64(s.G2Total/8) + 1
+}
+
+// checkRecordBytes refuses a whole per-pass record whose estimated size
+// (RecordBytes) is over Limits.MaxRecordBytes: it runs the job once
+// without the record to count its passes.
+func (job *Job) checkRecordBytes(cfg *config.Config, wl *trace.Workload, note string) *Error {
+	lim := job.Limits.MaxRecordBytes
+	if !job.Capture.Passes || job.Capture.Windowed || note != "" || lim <= 0 {
+		return nil
+	}
+	res, err := RunWith(cfg, wl, engine.Options{MaxPasses: job.Limits.MaxPasses})
+	if err != nil {
+		return AsError(err)
+	}
+	passes := res.Engine.RunStats().Passes
+	size, perLine := RecordBytes(cfg, passes)
+	if size <= lim {
+		return nil
+	}
+	return &Error{Kind: KindLimit, Msg: fmt.Sprintf("the per-pass record of this run would be about %s (%s passes, about %s a line), more than the limit of %s",
+		numfmt.Bytes(size), numfmt.Thousands(passes), numfmt.Bytes(perLine), numfmt.Bytes(lim))}
 }

@@ -41,6 +41,41 @@ type Limits struct {
 	// MaxPasses bounds the scheduler group passes of the run; the run stops
 	// with a KindLimit error once it needs more.
 	MaxPasses int64 `json:"max_passes,omitempty"`
+	// MaxRecordBytes bounds the estimated size of passes.jsonl for a job
+	// that captures the whole per-pass record (Capture.Passes without
+	// Capture.Windowed). Checking it runs the job once without the record
+	// to count its passes (RecordBytes); the CLI sets it to
+	// RecordBytesLimit.
+	MaxRecordBytes float64 `json:"max_record_bytes,omitempty"`
+}
+
+// RecordBytesLimit is the CLI's bound on a whole per-pass record
+// (Limits.MaxRecordBytes; `kvsim predict --capture-passes`, docs/cli.md):
+// 2 GiB of passes.jsonl. The Mooncake conversation trace on 4 ranks of
+// 40,000 G1 blocks is estimated at about 516 GiB and was measured writing
+// 39 GB for its first 546 s of 3,547.
+const RecordBytesLimit = 2 << 30
+
+// RecordBytes estimates passes.jsonl's size for a run of passes group
+// passes: a line per pass of each DP rank of a worker, each line about
+// 256 bytes plus 16 per G1 slot and G2 entry of its rank (a line that
+// changes G1 or G2 lists every idle block and every G2 entry by name, and
+// names run from 8 bytes, "s3t2#17", to 20, "request_4920-0#288").
+// Measured: the Mooncake conversation trace's passes 100,000 to 100,099
+// (40,000 G1 blocks, pools full) take a median 674 KB a line against 640
+// KB estimated; the 39 GB of its first 546 s are about 290 KB a line; §A's
+// small pools, rarely full, are overestimated (2.5 MB written).
+func RecordBytes(cfg *config.Config, passes int64) (bytes, perLine float64) {
+	perRank := 0
+	for _, r := range cfg.Roles() {
+		perRank = max(perRank, r.Parallelism.AttentionData)
+		g2 := 0
+		if ho := r.KVCache.HostOffload; ho != nil {
+			g2 = ho.NumHostBlocks
+		}
+		perLine = max(perLine, 256+16*float64(r.KVCache.CapacityBlocks+g2))
+	}
+	return float64(passes) * float64(max(perRank, 1)) * perLine, perLine
 }
 
 // DefaultLimits are the bounds every job meets, in every front end. They

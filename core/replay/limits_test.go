@@ -154,3 +154,29 @@ func TestCaptureLimits(t *testing.T) {
 		t.Errorf("requests over the bound: %v", err)
 	}
 }
+
+// TestRecordBytesLimit: a whole per-pass record estimated over
+// Limits.MaxRecordBytes is refused with the estimate (§A's default row:
+// 1,961 passes of 256 + 16 × (128 + 2,048) bytes), a windowed one is not
+// bounded, and a record under the bound is kept.
+func TestRecordBytesLimit(t *testing.T) {
+	conn, err := traces.Read("connectors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job{Name: "c.yaml", Config: conn, Traces: Traces{Builtin: true}, Limits: Limits{MaxRecordBytes: 1 << 20}}
+	job.Capture = Capture{Passes: true}
+	want := "the per-pass record of this run would be about 65.6 MiB (1,961 passes, about 34.2 KiB a line), more than the limit of 1.0 MiB"
+	if _, err := Run(job); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("record over the bound: %v; want %q", err, want)
+	}
+	job.Capture.Windowed = true
+	if out, err := Run(job); err != nil || out.Record == nil {
+		t.Errorf("windowed record: %v", err)
+	}
+	job.Capture.Windowed = false
+	job.Limits.MaxRecordBytes = RecordBytesLimit
+	if out, err := Run(job); err != nil || out.Record == nil {
+		t.Errorf("record under the bound: %v", err)
+	}
+}

@@ -597,9 +597,32 @@ func UseUpload(text, name, format string, blockSize, concurrency int) (string, e
 	if config.Agentic(format) {
 		// agentic plays run on their own clocks (docs/model/agentic.md)
 		load = "{type: trace_timestamps}"
+	} else if kept, ok := keptLoad(text); ok {
+		load = kept
 	}
 	return SetYAML(text, "traffic", fmt.Sprintf("{source: {type: trace, format: %s, paths: [%s]%s}, load: %s}",
 		format, name, block, load))
+}
+
+// keptLoad is the load of the config text that an upload keeps: a trace's
+// trace_timestamps load (with its speedup) or any concurrency load, unless
+// the source was agentic (its load carries agentic controls).
+func keptLoad(text string) (string, bool) {
+	cfg, err := config.Parse("config.yaml", ".", []byte(text), nil)
+	if err != nil || config.Agentic(cfg.Traffic.Source.Format) {
+		return "", false
+	}
+	l := cfg.Traffic.Load
+	switch {
+	case l.Type == config.LoadConcurrency && l.Concurrency > 0:
+		return fmt.Sprintf("{type: concurrency, concurrency: %d}", l.Concurrency), true
+	case l.Type == config.LoadTraceTimestamps && cfg.Traffic.Source.Type == config.SourceTrace:
+		if l.Speedup > 0 && l.Speedup != 1 {
+			return fmt.Sprintf("{type: trace_timestamps, speedup: %s}", strconv.FormatFloat(l.Speedup, 'g', -1, 64)), true
+		}
+		return "{type: trace_timestamps}", true
+	}
+	return "", false
 }
 
 // UploadFormats lists the trace formats an upload can be read as, in the
