@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -39,4 +40,39 @@ func TestAgenticReportSection(t *testing.T) {
 	}
 	a.Runs.Agentic.Toggle()
 	mustContain(t, render(t, a), `id="agentic-lanes"`, "91.5")
+}
+
+// TestProfileKnobControls: with a profile on, the trace panel shows its
+// grace, drain and idle-cap controls (the drain's hint says it is not
+// modelled); a refused value shows the parser's message under its control
+// and turns Run off, and a good one edits the YAML.
+func TestProfileKnobControls(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "#ex=B")
+	text, err := state.UseUpload(a.Panel.YAML, "ag.jsonl", "agentic_mooncake", 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Panel.OnYAML(text)
+	if html := render(t, a); strings.Contains(html, `id="f-profile_drain"`) {
+		t.Error("profile knobs without a profile")
+	}
+	a.Panel.OnField(state.FLanes, "1")
+	a.Panel.OnField(state.FSnapshotSeed, "3")
+	a.Panel.OnField(state.FProfileSeconds, "60")
+	html := render(t, a)
+	mustContain(t, html, `id="f-profile_grace"`, `id="f-profile_drain"`, `id="f-profile_tree_idle"`, `id="f-profile_global_idle"`,
+		`id="profile_drain-hint"`, "not modelled")
+	if v := a.Panel.Value(state.FProfileDrain); v != "10" {
+		t.Errorf("drain shows %q, want the default 10", v)
+	}
+	a.Panel.OnField(state.FProfileGlobalIdle, "0")
+	if e := a.Panel.Err(state.FProfileGlobalIdle); !strings.Contains(e, "global_idle_cap_seconds") || a.Runs.CanRun() {
+		t.Errorf("global idle 0: %q, run allowed %v", e, a.Runs.CanRun())
+	}
+	mustContain(t, render(t, a), `id="err-profile_global_idle"`)
+	a.Panel.OnField(state.FProfileGlobalIdle, "5")
+	if e := a.Panel.Err(state.FProfileGlobalIdle); e != "" || !strings.Contains(a.Panel.YAML, "global_idle_cap_seconds: 5") {
+		t.Errorf("global idle 5: %q\n%s", e, a.Panel.YAML)
+	}
 }
