@@ -205,7 +205,8 @@ func formValue(f, last state.Form, field state.Field) string {
 			return last.Connector
 		}
 		return f.Connector
-	case state.FLanes, state.FSnapshotSeed, state.FWarmup, state.FProfileSeconds:
+	case state.FLanes, state.FSnapshotSeed, state.FWarmup, state.FProfileSeconds, state.FProfileGrace, state.FProfileDrain,
+		state.FProfileTreeIdle, state.FProfileGlobalIdle:
 		return agenticValue(f.Source.Agentic, field)
 	case state.FConcurrency:
 		if f.Source.LoadType != config.LoadConcurrency {
@@ -327,6 +328,16 @@ func agenticValue(a state.Agentic, field state.Field) string {
 		return strconv.FormatUint(a.Seed, 10)
 	case field == state.FProfileSeconds && a.Profile:
 		return strconv.FormatFloat(a.ProfileSeconds, 'f', -1, 64)
+	case !a.Profile:
+		return ""
+	case field == state.FProfileGrace:
+		return strconv.FormatFloat(a.GraceSeconds, 'f', -1, 64)
+	case field == state.FProfileDrain:
+		return strconv.FormatFloat(a.DrainSeconds, 'f', -1, 64)
+	case field == state.FProfileTreeIdle:
+		return strconv.FormatFloat(a.TreeIdleSeconds, 'f', -1, 64)
+	case field == state.FProfileGlobalIdle:
+		return strconv.FormatFloat(a.GlobalIdleSeconds, 'f', -1, 64)
 	}
 	return ""
 }

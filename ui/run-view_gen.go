@@ -484,6 +484,19 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
 		vgparent.AppendChild(vgn)
+		if c.Agentic.Shown() {
+			{
+				var vgcomp vugu.Builder = c.Agentic
+				if vgcomp != nil {
+					vgin.BuildEnv.WireComponent(vgcomp)
+					vgout.Components = append(vgout.Components, vgcomp)
+					vgn = &vugu.VGNode{Component: vgcomp}
+					vgparent.AppendChild(vgn)
+				}
+			}
+		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
+		vgparent.AppendChild(vgn)
 		{
 			var vgcomp vugu.Builder = c.Passes
 			if vgcomp != nil {

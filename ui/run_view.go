@@ -12,15 +12,16 @@ import (
 
 // RunView is the run view: the guided example's text, the run bar (Run,
 // compare, progress, cancel), the results of the last job (summary cards
-// for one run, a row per run in compare mode), the pass view, the chart
-// and the request table. It runs the panel's config in the simulation
-// worker, one job at a time, and asks the worker for the report files it
-// keeps.
+// for one run, a row per run in compare mode), an agentic run's snapshot,
+// warmup and profile, the pass view, the chart and the request table. It
+// runs the panel's config in the simulation worker, one job at a time,
+// and asks the worker for the report files it keeps.
 type RunView struct {
 	page    *Root
 	Panel   *ConfigPanel
 	Compare *CompareSetup
 	Table   *RequestTable
+	Agentic *AgenticReport
 	Passes  *PassView
 	chart   turnChart
 
@@ -64,6 +65,7 @@ type Result struct {
 func newRunView(page *Root) *RunView {
 	c := &RunView{page: page, Panel: page.Panel, Compare: page.Compare}
 	c.Table = &RequestTable{Run: c, SortKey: "id"}
+	c.Agentic = &AgenticReport{Run: c}
 	c.Passes = &PassView{Run: c}
 	return c
 }

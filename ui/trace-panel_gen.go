@@ -598,6 +598,106 @@ func (c *TracePanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Component: vgcomp}
 					vgparent.AppendChild(vgn)
 				}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+				vgparent.AppendChild(vgn)
+				if c.Panel.Form.Source.Agentic.Profile {
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "profile-knobs"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "profile-knobs"}}}
+					vgparent.AppendChild(vgn)
+					{
+						vgparent := vgn
+						_ = vgparent
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						{
+							vgcompKey := vugu.MakeCompKey(0x9B6149736A3F410D^vgin.CurrentPositionHash(), vgiterkey)
+							// ask BuildEnv for prior instance of this specific component
+							vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
+							if vgcomp == nil {
+								// create new one if needed
+								vgcomp = new(NumField)
+								vgin.BuildEnv.WireComponent(vgcomp)
+							}
+							vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+							vgcomp.Field = state.FProfileGrace
+							vgcomp.Panel = c.Panel
+							vgcomp.Label = "Response grace"
+							vgcomp.Unit = "s"
+							vgcomp.Placeholder = "30 (default)"
+							vgcomp.Hint = "requests issued before the cutoff may complete until cutoff + grace; those still out are canceled then"
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						{
+							vgcompKey := vugu.MakeCompKey(0x543BBE698509446D^vgin.CurrentPositionHash(), vgiterkey)
+							// ask BuildEnv for prior instance of this specific component
+							vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
+							if vgcomp == nil {
+								// create new one if needed
+								vgcomp = new(NumField)
+								vgin.BuildEnv.WireComponent(vgcomp)
+							}
+							vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+							vgcomp.Field = state.FProfileDrain
+							vgcomp.Hint = state.DrainHint
+							vgcomp.Panel = c.Panel
+							vgcomp.Label = "Cancel drain"
+							vgcomp.Unit = "s"
+							vgcomp.Placeholder = "10 (default)"
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						{
+							vgcompKey := vugu.MakeCompKey(0x98FA6EEB5B56DAF0^vgin.CurrentPositionHash(), vgiterkey)
+							// ask BuildEnv for prior instance of this specific component
+							vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
+							if vgcomp == nil {
+								// create new one if needed
+								vgcomp = new(NumField)
+								vgin.BuildEnv.WireComponent(vgcomp)
+							}
+							vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+							vgcomp.Field = state.FProfileTreeIdle
+							vgcomp.Panel = c.Panel
+							vgcomp.Label = "Play idle cap"
+							vgcomp.Unit = "s"
+							vgcomp.Placeholder = "300 (default)"
+							vgcomp.Hint = "a play with nothing outstanding this long has its pending timers moved earlier"
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgparent.AppendChild(vgn)
+						{
+							vgcompKey := vugu.MakeCompKey(0xA3C300071F508784^vgin.CurrentPositionHash(), vgiterkey)
+							// ask BuildEnv for prior instance of this specific component
+							vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
+							if vgcomp == nil {
+								// create new one if needed
+								vgcomp = new(NumField)
+								vgin.BuildEnv.WireComponent(vgcomp)
+							}
+							vgin.BuildEnv.UseComponent(vgcompKey, vgcomp) // ensure we can use this in the cache next time around
+							vgcomp.Field = state.FProfileGlobalIdle
+							vgcomp.Panel = c.Panel
+							vgcomp.Label = "Global idle cap"
+							vgcomp.Unit = "s"
+							vgcomp.Placeholder = "10 (default)"
+							vgcomp.Hint = "with no profile request outstanding this long, the pending timers move earlier"
+							vgout.Components = append(vgout.Components, vgcomp)
+							vgn = &vugu.VGNode{Component: vgcomp}
+							vgparent.AppendChild(vgn)
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+					}
+				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
 			}
@@ -606,7 +706,7 @@ func (c *TracePanel) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		if c.Choice() != "gen" {
 			{
-				vgcompKey := vugu.MakeCompKey(0x9B6149736A3F410D^vgin.CurrentPositionHash(), vgiterkey)
+				vgcompKey := vugu.MakeCompKey(0xF1CCD99D8DE087C5^vgin.CurrentPositionHash(), vgiterkey)
 				// ask BuildEnv for prior instance of this specific component
 				vgcomp, _ := vgin.BuildEnv.CachedComponent(vgcompKey).(*NumField)
 				if vgcomp == nil {

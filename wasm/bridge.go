@@ -19,6 +19,8 @@ import (
 
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/core/report"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -207,6 +209,7 @@ func view(res *replay.Output) proto.View {
 		v.Workers = a.Parallelism.Replicas // P/D runs have their own column
 	}
 	v.Connector = connectorOf(res.Config)
+	v.Agentic = agenticView(s.Agentic)
 	turns := map[int]*proto.Turn{}
 	for i := range res.Records {
 		r := &res.Records[i]
@@ -246,6 +249,39 @@ func view(res *replay.Output) proto.View {
 		v.Turns = append(v.Turns, *t)
 	}
 	slices.SortFunc(v.Turns, func(a, b proto.Turn) int { return a.Turn - b.Turn })
+	return v
+}
+
+// agenticView is the run view's copy of the report's agentic sections
+// (nil without them): the same figures prediction.json writes.
+func agenticView(a *report.Agentic) *proto.Agentic {
+	if a == nil {
+		return nil
+	}
+	ms := func(t vtime.Time) float64 {
+		if !t.IsSet() {
+			return -1
+		}
+		return float64(t)
+	}
+	v := &proto.Agentic{Seed: a.Seed, Lanes: make([]proto.AgenticLane, 0, len(a.Snapshots))}
+	for _, s := range a.Snapshots {
+		v.Lanes = append(v.Lanes, proto.AgenticLane{Lane: s.Lane, Play: s.Play, TStarMs: ms(s.TStarMs), FirstMs: ms(s.FirstMs),
+			LastMs: ms(s.LastMs), History: s.History, Remaining: s.Remaining, Primers: s.Primer})
+	}
+	if p := a.Phases; p != nil {
+		v.Warmup = &proto.AgenticWarmup{BarrierMs: ms(p.ProfileStartMs), QuiescentMs: ms(p.QuiescentMs),
+			Lanes: make([]proto.AgenticWarmupLane, 0, len(p.Lanes))}
+		for _, l := range p.Lanes {
+			v.Warmup.Lanes = append(v.Warmup.Lanes, proto.AgenticWarmupLane{Primers: l.Primers, Warmups: l.WarmupCompleted})
+		}
+	}
+	if p := a.Profile; p != nil {
+		v.Profile = &proto.AgenticProfile{StartMs: ms(p.StartMs), CutoffMs: ms(p.CutoffMs), GraceEndMs: ms(p.GraceEndMs),
+			FinishedAtMs: ms(p.FinishedAtMs), Closed: p.FinishedAtMs.IsSet(), PlaysStarted: p.PlaysStarted, Issued: p.Issued,
+			Successful: p.Successful, Canceled: p.Canceled, NeverIssued: p.NeverIssued, InFlight: p.ClientInFlight,
+			IdleShifts: p.IdleShift}
+	}
 	return v
 }
 

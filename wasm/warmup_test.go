@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,4 +74,46 @@ func TestCheckWeka(t *testing.T) {
 	if _, cerr := j.check(); cerr == nil || !strings.Contains(cerr.Msg, "block size must be positive") {
 		t.Fatalf("block size -1: %+v", cerr)
 	}
+}
+
+// TestAgenticView: the run view's agentic sections are prediction.json's
+// (the proto types decode its agentic_snapshots, agentic_phases and
+// agentic_profile keys), for a warmed profile of traces/agentic-g2.yaml
+// (2 lanes, snapshot seed 7, 0.5 s); a run without the controls has none.
+func TestAgenticView(t *testing.T) {
+	data, err := traces.Read("agentic-g2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := replay.Run(replay.Job{Name: "agentic-g2.yaml", Config: data, Traces: replay.Traces{Builtin: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := view(plain); v.Agentic != nil {
+		t.Errorf("no controls: agentic %+v", v.Agentic)
+	}
+	out, err := replay.Run(replay.Job{Name: "agentic-g2.yaml", Config: data, Traces: replay.Traces{Builtin: true},
+		Sets: []string{"traffic.load.agentic_lanes=2", "traffic.load.agentic_snapshot={seed: 7}", "traffic.load.agentic_warmup=true",
+			"traffic.load.agentic_profile={duration_seconds: 0.5, response_grace_seconds: 0}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := view(out).Agentic
+	var doc struct {
+		Lanes   []proto.AgenticLane   `json:"agentic_snapshots"`
+		Warmup  *proto.AgenticWarmup  `json:"agentic_phases"`
+		Profile *proto.AgenticProfile `json:"agentic_profile"`
+	}
+	if err := json.Unmarshal(out.Prediction, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := &proto.Agentic{Seed: 7, Lanes: doc.Lanes, Warmup: doc.Warmup, Profile: doc.Profile}
+	if got == nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("view %+v\nwant %+v", got, want)
+	}
+	if len(got.Lanes) != 2 || got.Warmup == nil || got.Warmup.Lanes[0].Warmups != 10 || got.Profile == nil ||
+		got.Profile.CutoffMs != got.Profile.StartMs+500 || got.Profile.Successful == 0 {
+		t.Errorf("agentic view %+v (warmup %+v, profile %+v)", got, got.Warmup, got.Profile)
+	}
+	t.Logf("barrier %v ms; profile %+v", got.Warmup.BarrierMs, *got.Profile)
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -259,6 +260,30 @@ func TestProfileTreeGuard(t *testing.T) {
 		a, b := starts[fmt.Sprintf("play%d:p:outer:0", k)], starts[fmt.Sprintf("play%d:p:outer:1", k)]
 		if d := b - a - 300_002; d > 1e-6 || d < -1e-6 {
 			t.Errorf("instance %d: outer:0 at %v, outer:1 at %v; want 300,002 ms apart", k, a, b)
+		}
+	}
+}
+
+// TestCancelDrainChangesNothing: cancel_drain_seconds is accepted and
+// bounds nothing (docs/model/agentic.md, "Decision (cancel drain)"): the
+// out = 61 case of TestProfileDefaults, whose last request is canceled
+// mid-pass at the grace end, gives byte-identical prediction.json and
+// requests.jsonl with a drain of 0, 10 (the default) and 100,000 s.
+func TestCancelDrainChangesNothing(t *testing.T) {
+	cfg := strings.NewReplacer("capacity: {type: fixed, blocks: 3}", "capacity: {type: fixed, blocks: 64}",
+		"decode_ms: 1}", "decode_ms: 1000}").Replace(agentxConfig("weka", ""))
+	var pred, reqs []byte
+	for i, drain := range []string{"10", "0", "100000"} {
+		res := runText(t, cfg, profilePlay(61), snapshotSets("traffic.load.agentic_profile={cancel_drain_seconds: "+drain+"}")...)
+		if p := res.Engine.Profile(); p.Canceled != 1 {
+			t.Fatalf("drain %s: %d canceled; want the one at the grace end", drain, p.Canceled)
+		}
+		if i == 0 {
+			pred, reqs = res.PredictionJSON(), res.RequestsJSONL()
+			continue
+		}
+		if !bytes.Equal(res.PredictionJSON(), pred) || !bytes.Equal(res.RequestsJSONL(), reqs) {
+			t.Errorf("drain %s s changes the report", drain)
 		}
 	}
 }

@@ -14,14 +14,37 @@ func agenticOf(l config.Load) Agentic {
 	}
 	if p := l.AgenticProfile; p != nil {
 		a.Profile, a.ProfileSeconds = true, p.DurationSeconds
+		a.GraceSeconds, a.DrainSeconds, a.TreeIdleSeconds, a.GlobalIdleSeconds = p.ResponseGraceSeconds, p.CancelDrainSeconds,
+			p.TreeIdleCapSeconds, p.GlobalIdleCapSeconds
 	}
 	return a
 }
 
+// ProfileKeys are the agentic_profile keys of the profile's controls
+// other than its duration.
+var ProfileKeys = map[Field]string{FProfileGrace: "response_grace_seconds", FProfileDrain: "cancel_drain_seconds",
+	FProfileTreeIdle: "tree_idle_cap_seconds", FProfileGlobalIdle: "global_idle_cap_seconds"}
+
+// ProfileDefaults are their defaults (aisimulate's; core/config).
+var ProfileDefaults = map[Field]float64{FProfileGrace: 30, FProfileDrain: 10, FProfileTreeIdle: 300, FProfileGlobalIdle: 10}
+
+// DrainHint is the cancel drain control's hint: the key is accepted and
+// bounds nothing (docs/model/agentic.md, "Decision (cancel drain)").
+const DrainHint = "accepted, not modelled: a cancel takes effect at once in virtual time, so no drain is waited for and this value changes no result"
+
 // agenticField names the control of a path below traffic.load
 // ("agentic_snapshot.seed").
 func agenticField(sub string) Field {
-	switch key, _, _ := strings.Cut(sub, "."); key {
+	key, rest, _ := strings.Cut(sub, ".")
+	if key == "agentic_profile" {
+		pk, _, _ := strings.Cut(rest, ".")
+		for f, k := range ProfileKeys {
+			if k == pk {
+				return f
+			}
+		}
+	}
+	switch key {
 	case "agentic_lanes":
 		return FLanes
 	case "agentic_snapshot":
@@ -66,6 +89,18 @@ func editAgentic(text string, cfg *config.Config, field Field, input string) (st
 			return "", err
 		}
 		return SetYAML(text, load+"agentic_snapshot", "{seed: "+v+"}")
+	}
+	if k, ok := ProfileKeys[field]; ok {
+		// within the profile; a key written without one turns it on
+		// with its defaults, as the YAML would
+		v := "null"
+		if in != "" {
+			var err error
+			if v, err = NumberText(field, in); err != nil {
+				return "", err
+			}
+		}
+		return SetYAML(text, load+"agentic_profile."+k, v)
 	}
 	if in == "" {
 		return SetYAML(text, load+"agentic_profile", "null")

@@ -75,6 +75,14 @@ const (
 	FSnapshotSeed
 	FWarmup
 	FProfileSeconds
+	// The profile's other keys (agentic_profile.response_grace_seconds,
+	// cancel_drain_seconds, tree_idle_cap_seconds,
+	// global_idle_cap_seconds); an empty one removes its key (the default
+	// applies).
+	FProfileGrace
+	FProfileDrain
+	FProfileTreeIdle
+	FProfileGlobalIdle
 	// NumFields counts the fields (NoField included), for arrays indexed
 	// by Field.
 	NumFields
@@ -85,7 +93,9 @@ var fieldNames = [NumFields]string{NoField: "", FConnector: "connector", FG1: "g
 	FKVBandwidth: "kv_bw", FMaxSeqs: "max_seqs", FBudget: "budget", FPrefillMs: "prefill_ms", FDecodeMs: "decode_ms",
 	FTiming: "timing", FModel: "model", FHardware: "hardware", FSpeedup: "speedup", FMemFraction: "mem_fraction",
 	FD2H: "d2h", FH2D: "h2d", FConcurrency: "concurrency", FTrace: "trace", FGen: "gen", FUpBlock: "upblock", FRouting: "routing",
-	FLanes: "lanes", FSnapshotSeed: "snapshot_seed", FWarmup: "warmup", FProfileSeconds: "profile_seconds"}
+	FLanes: "lanes", FSnapshotSeed: "snapshot_seed", FWarmup: "warmup", FProfileSeconds: "profile_seconds",
+	FProfileGrace: "profile_grace", FProfileDrain: "profile_drain", FProfileTreeIdle: "profile_tree_idle",
+	FProfileGlobalIdle: "profile_global_idle"}
 
 // Name is the field's name in element ids ("" for NoField and values out
 // of range).
@@ -246,6 +256,9 @@ type Agentic struct {
 	Warmup         bool
 	Profile        bool
 	ProfileSeconds float64
+	// The profile's other keys, their defaults filled in (0 without a
+	// profile).
+	GraceSeconds, DrainSeconds, TreeIdleSeconds, GlobalIdleSeconds float64
 }
 
 // FormOf reads the form from a parsed config.
@@ -520,7 +533,7 @@ func Edit(text string, cfg *config.Config, last Form, field Field, input string)
 		return text, nil
 	case FTiming, FModel, FHardware, FMemFraction:
 		return editTiming(text, cfg, roles, field, input)
-	case FLanes, FSnapshotSeed, FWarmup, FProfileSeconds:
+	case FLanes, FSnapshotSeed, FWarmup, FProfileSeconds, FProfileGrace, FProfileDrain, FProfileTreeIdle, FProfileGlobalIdle:
 		return editAgentic(text, cfg, field, input)
 	}
 	sub, ok := roleField[field]

@@ -67,11 +67,76 @@ type View struct {
 	Workers int `json:"workers,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
+	// Agentic is an agentic run's load-control sections (nil without
+	// agentic_snapshot).
+	Agentic *Agentic `json:"agentic,omitempty"`
 	// Rows travel separately, in the binary form of EncodeRows: decoding
 	// thousands of JSON objects in the page's wasm would cost more than
 	// the whole render.
 	Rows  []Row  `json:"-"`
 	Turns []Turn `json:"turns"`
+}
+
+// Agentic is what an agentic run with load controls reports beside its
+// summary: prediction.json's agentic_snapshots, agentic_phases and
+// agentic_profile (docs/model/agentic.md ("Report")). Warmup and Profile
+// are nil when their control is off. Times are the report's: virtual ms
+// from the run's start (absolute, not from the barrier); -1 is unset.
+type Agentic struct {
+	Seed uint64 `json:"seed"`
+	// Lanes are the snapshot cuts, one per lane in lane order.
+	Lanes   []AgenticLane   `json:"lanes"`
+	Warmup  *AgenticWarmup  `json:"warmup,omitempty"`
+	Profile *AgenticProfile `json:"profile,omitempty"`
+}
+
+// AgenticLane is one lane's snapshot cut (agentic_snapshots).
+type AgenticLane struct {
+	Lane int `json:"lane_id"`
+	// Play is the source play's index in the corpus.
+	Play    int     `json:"source_play"`
+	TStarMs float64 `json:"t_star_ms"`
+	// FirstMs and LastMs are the play's recorded request-start span.
+	FirstMs   float64 `json:"recorded_start_ms"`
+	LastMs    float64 `json:"recorded_last_start_ms"`
+	History   int     `json:"history_requests"`
+	Remaining int     `json:"remaining_requests"`
+	Primers   int     `json:"primers"`
+}
+
+// AgenticWarmup is the warmup's preparation (agentic_phases).
+type AgenticWarmup struct {
+	// BarrierMs is where the barrier opened and measurement started
+	// (profile_start_ms; -1: it never opened), QuiescentMs the last
+	// preparation request's end.
+	BarrierMs   float64 `json:"profile_start_ms"`
+	QuiescentMs float64 `json:"preparation_quiescent_ms"`
+	// Lanes count each lane's completed primers and warmup requests.
+	Lanes []AgenticWarmupLane `json:"lanes"`
+}
+
+// AgenticWarmupLane is one lane's completed preparation requests.
+type AgenticWarmupLane struct {
+	Primers int `json:"primers_completed"`
+	Warmups int `json:"warmup_completed"`
+}
+
+// AgenticProfile is a profile's lifecycle (agentic_profile).
+type AgenticProfile struct {
+	StartMs      float64 `json:"profile_start_ms"`
+	CutoffMs     float64 `json:"admission_cutoff_ms"`
+	GraceEndMs   float64 `json:"response_grace_deadline_ms"`
+	FinishedAtMs float64 `json:"finished_at_ms"`
+	// Closed: admission closed (the run reached its finish).
+	Closed       bool `json:"admission_closed"`
+	PlaysStarted int  `json:"plays_started"`
+	Issued       int  `json:"issued_requests"`
+	Successful   int  `json:"successful_responses"`
+	Canceled     int  `json:"canceled_requests"`
+	NeverIssued  int  `json:"never_issued_requests"`
+	// InFlight is client_in_flight_requests at the end (0: drained).
+	InFlight   int `json:"client_in_flight_requests"`
+	IdleShifts int `json:"idle_shifts"`
 }
 
 // Row is one request of the per-request table, in request order.
