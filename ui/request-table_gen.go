@@ -58,7 +58,7 @@ func (c *RequestTable) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 					vgparent.AppendChild(vgn)
-					for vgiterkeyt, col := range state.TableColumns(c.view().PD, c.view().Workers) {
+					for vgiterkeyt, col := range state.TableColumns(c.view().PD, c.view().Workers, c.view().Bounds) {
 						var vgiterkey interface{} = vgiterkeyt
 						_ = vgiterkey
 						col := col
@@ -123,6 +123,27 @@ func (c *RequestTable) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num"}}}
 						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(state.Thousands(int64(r.Recomputed)))
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+						vgparent.AppendChild(vgn)
+						if c.view().Bounds {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num passes"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(state.Thousands(int64(r.PrefillPasses)))
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+						vgparent.AppendChild(vgn)
+						if c.view().Bounds {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num compute"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(state.Ms(r.ComputeMs))
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+						vgparent.AppendChild(vgn)
+						if c.view().Bounds {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "num memory"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(state.Ms(r.MemoryMs))
+						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
 						vgparent.AppendChild(vgn)
 						if c.view().PD {

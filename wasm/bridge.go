@@ -216,6 +216,10 @@ func view(res *replay.Output) proto.View {
 		row := proto.Row{ID: r.RequestID, Session: r.SessionID, Turn: r.Turn, TTFT: -1, Input: r.InputLength,
 			Status: r.Status, Prefill: r.PrefillWorker, Decode: r.DecodeWorker}
 		v.PD = v.PD || r.DecodeWorker >= 0
+		if p := r.Prefill; p != nil {
+			v.Bounds = true
+			row.PrefillPasses, row.ComputeMs, row.MemoryMs = p.Passes, float64(p.ComputeBoundMs), float64(p.MemoryBoundMs)
+		}
 		admitted := !math.IsNaN(float64(r.FirstAdmitMs))
 		if r.Tokens >= 1 {
 			row.TTFT = float64(r.FirstTokenMs - r.ArrivalMs)

@@ -71,16 +71,27 @@ func WorkerCell(r proto.Row) string {
 	return "W" + strconv.Itoa(r.Prefill)
 }
 
+// BoundColumns are the extra columns of a run whose timing records what
+// bounds each pass (roofline, trained_physics): each request's prefill
+// passes and their step times by bound (requests.jsonl's prefill_passes,
+// prefill_compute_bound_ms, prefill_memory_bound_ms).
+var BoundColumns = []Column{{"passes", "prefill passes"}, {"compute", "compute-bound ms"}, {"memory", "memory-bound ms"}}
+
 // TableColumns are the columns of a run's table (pd: the run has P/D
-// roles; workers: an aggregated run's workers when more than one, else 0).
-func TableColumns(pd bool, workers int) []Column {
+// roles; workers: an aggregated run's workers when more than one, else 0;
+// bounds: the run records its prefill time by bound).
+func TableColumns(pd bool, workers int, bounds bool) []Column {
+	cols := Columns
+	if bounds {
+		cols = append(slices.Clip(cols), BoundColumns...)
+	}
 	switch {
 	case pd:
-		return append(slices.Clip(Columns), PDColumn)
+		return append(slices.Clip(cols), PDColumn)
 	case workers > 1:
-		return append(slices.Clip(Columns), WorkerColumn)
+		return append(slices.Clip(cols), WorkerColumn)
 	}
-	return Columns
+	return cols
 }
 
 // PDCell is a row's "prefill → decode" cell: the workers' indices in their
@@ -109,6 +120,12 @@ func SortRows(rows []proto.Row, key string, desc bool) []proto.Row {
 			return cmp.Compare(a.Host, b.Host)
 		case "recomputed":
 			return cmp.Compare(a.Recomputed, b.Recomputed)
+		case "passes":
+			return cmp.Compare(a.PrefillPasses, b.PrefillPasses)
+		case "compute":
+			return cmp.Compare(a.ComputeMs, b.ComputeMs)
+		case "memory":
+			return cmp.Compare(a.MemoryMs, b.MemoryMs)
 		case "pd", "worker":
 			return cmp.Or(cmp.Compare(a.Prefill, b.Prefill), cmp.Compare(a.Decode, b.Decode))
 		}

@@ -361,17 +361,44 @@ func TestRoutingControls(t *testing.T) {
 // TestWorkerColumn: an aggregated run on several workers gets a "worker"
 // column (W<i>); a P/D run keeps its own; one worker, none.
 func TestWorkerColumn(t *testing.T) {
-	if n := len(TableColumns(false, 1)); n != len(Columns) {
+	if n := len(TableColumns(false, 1, false)); n != len(Columns) {
 		t.Errorf("one worker: %d columns", n)
 	}
-	if c := TableColumns(false, 4); c[len(c)-1] != WorkerColumn {
+	if c := TableColumns(false, 4, false); c[len(c)-1] != WorkerColumn {
 		t.Errorf("four workers: %v", c)
 	}
-	if c := TableColumns(true, 0); c[len(c)-1] != PDColumn {
+	if c := TableColumns(true, 0, false); c[len(c)-1] != PDColumn {
 		t.Errorf("P/D: %v", c)
 	}
 	if WorkerCell(proto.Row{Prefill: 2, Decode: -1}) != "W2" || WorkerCell(proto.Row{Prefill: -1}) != "–" {
 		t.Error("WorkerCell")
+	}
+}
+
+// TestBoundColumns: a run whose timing records bounds gets the three
+// prefill-time columns after "recomputed" (before a P/D or worker column);
+// other runs do not; the table sorts by them.
+func TestBoundColumns(t *testing.T) {
+	keys := func(cs []Column) (k []string) {
+		for _, c := range cs {
+			k = append(k, c.Key)
+		}
+		return k
+	}
+	if got := strings.Join(keys(TableColumns(true, 0, true)), ","); got != "id,turn,input,ttft,g1,host,recomputed,passes,compute,memory,pd" {
+		t.Errorf("P/D with bounds: %s", got)
+	}
+	if got := strings.Join(keys(TableColumns(false, 1, true)), ","); got != "id,turn,input,ttft,g1,host,recomputed,passes,compute,memory" {
+		t.Errorf("bounds: %s", got)
+	}
+	if n := len(TableColumns(false, 1, false)); n != len(Columns) || len(Columns) != 7 {
+		t.Errorf("no bounds: %d columns", n)
+	}
+	rows := []proto.Row{{ID: "a", PrefillPasses: 2, ComputeMs: 1, MemoryMs: 9}, {ID: "b", PrefillPasses: 1, ComputeMs: 5, MemoryMs: 0}}
+	for key, want := range map[string]string{"passes": "b", "compute": "a", "memory": "b"} {
+		if got := SortRows(rows, key, false)[0].ID; got != want {
+			t.Errorf("sorted by %s: first %s, want %s", key, got, want)
+		}
 	}
 }
 

@@ -65,6 +65,11 @@ type View struct {
 	// Workers is the aggregated run's worker count when it has more than
 	// one (0 otherwise): the request table then names each request's.
 	Workers int `json:"workers,omitempty"`
+	// Bounds: the run's timing records what bounds each pass (roofline,
+	// trained_physics), so every row carries its prefill time
+	// (requests.jsonl's prefill_passes, prefill_compute_bound_ms and
+	// prefill_memory_bound_ms) and the table shows it.
+	Bounds bool `json:"bounds,omitempty"`
 	// ElapsedMs is the wall time the worker spent in replay.Run.
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// Agentic is an agentic run's load-control sections (nil without
@@ -155,6 +160,12 @@ type Row struct {
 	// (their index in the prefill and decode pools); -1 without P/D.
 	Prefill int `json:"prefill"`
 	Decode  int `json:"decode"`
+	// PrefillPasses, ComputeMs and MemoryMs are the request's prefill time
+	// (report.PrefillTime): the passes that did its prefill work and
+	// their step times by what bounded each; zero unless View.Bounds.
+	PrefillPasses int     `json:"prefill_passes"`
+	ComputeMs     float64 `json:"prefill_compute_bound_ms"`
+	MemoryMs      float64 `json:"prefill_memory_bound_ms"`
 }
 
 // Turn sums the first admissions of every request with one turn index.

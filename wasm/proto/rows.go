@@ -8,17 +8,19 @@ import (
 
 // EncodeRows packs the request table compactly: a count, then per row the
 // numbers (little endian: turn, input, g1, host, recomputed, prefill and
-// decode worker as int32, TTFT as float64, status as one byte), then the ids and sessions, each as a
-// uvarint length and its bytes.
+// decode worker and prefill passes as int32, TTFT and the compute- and
+// memory-bound prefill ms as float64, status as one byte), then the ids and
+// sessions, each as a uvarint length and its bytes.
 func EncodeRows(rows []Row) []byte {
-	const fixed = 7*4 + 8 + 1
-	b := make([]byte, 4, 4+len(rows)*(fixed+16))
+	b := make([]byte, 4, 4+len(rows)*(rowFixed+16))
 	binary.LittleEndian.PutUint32(b, uint32(len(rows)))
 	for _, r := range rows {
-		for _, v := range []int{r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode} {
+		for _, v := range []int{r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode, r.PrefillPasses} {
 			b = binary.LittleEndian.AppendUint32(b, uint32(int32(v)))
 		}
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.TTFT))
+		for _, f := range []float64{r.TTFT, r.ComputeMs, r.MemoryMs} {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+		}
 		b = append(b, statusCode(r.Status))
 	}
 	for _, r := range rows {
@@ -37,22 +39,22 @@ func DecodeRows(b []byte) ([]Row, error) {
 		return nil, bad
 	}
 	n := int(binary.LittleEndian.Uint32(b))
-	const fixed = 7*4 + 8 + 1
-	if n < 0 || len(b) < 4+n*fixed {
+	if n < 0 || len(b) < 4+n*rowFixed {
 		return nil, bad
 	}
 	rows := make([]Row, n)
 	p := b[4:]
 	for i := range rows {
 		r := &rows[i]
-		var v [7]int
+		var v [8]int
 		for k := range v {
 			v[k] = int(int32(binary.LittleEndian.Uint32(p[4*k:])))
 		}
-		r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-		r.TTFT = math.Float64frombits(binary.LittleEndian.Uint64(p[28:]))
-		r.Status = statusName(p[36])
-		p = p[fixed:]
+		r.Turn, r.Input, r.G1, r.Host, r.Recomputed, r.Prefill, r.Decode, r.PrefillPasses = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+		f := func(k int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(p[32+8*k:])) }
+		r.TTFT, r.ComputeMs, r.MemoryMs = f(0), f(1), f(2)
+		r.Status = statusName(p[56])
+		p = p[rowFixed:]
 	}
 	str := func() (string, bool) {
 		l, k := binary.Uvarint(p)
@@ -76,6 +78,9 @@ func DecodeRows(b []byte) ([]Row, error) {
 	}
 	return rows, nil
 }
+
+// rowFixed is one row's numbers in bytes.
+const rowFixed = 8*4 + 3*8 + 1
 
 var statuses = []string{"", "completed", "rejected", "canceled", "failed"}
 

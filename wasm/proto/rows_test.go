@@ -8,7 +8,8 @@ import (
 func TestRowsRoundTrip(t *testing.T) {
 	rows := []Row{
 		{ID: "s0t0", Session: "s0", Turn: 0, TTFT: 2, Input: 256, G1: 0, Host: 0, Recomputed: 256, Status: "completed", Prefill: -1, Decode: -1},
-		{ID: "ü\nnï", Session: "", Turn: 5, TTFT: -1, Input: 1 << 30, G1: 3, Host: 7, Recomputed: -2, Status: "rejected", Prefill: 3, Decode: 1},
+		{ID: "ü\nnï", Session: "", Turn: 5, TTFT: -1, Input: 1 << 30, G1: 3, Host: 7, Recomputed: -2, Status: "rejected", Prefill: 3, Decode: 1,
+			PrefillPasses: 2, ComputeMs: 31.25, MemoryMs: 0.4375},
 	}
 	got, err := DecodeRows(EncodeRows(rows))
 	if err != nil || !reflect.DeepEqual(got, rows) {
