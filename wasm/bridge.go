@@ -282,7 +282,7 @@ func agenticView(a *report.Agentic) *proto.Agentic {
 	}
 	if p := a.Profile; p != nil {
 		v.Profile = &proto.AgenticProfile{StartMs: ms(p.StartMs), CutoffMs: ms(p.CutoffMs), GraceEndMs: ms(p.GraceEndMs),
-			FinishedAtMs: ms(p.FinishedAtMs), Closed: p.FinishedAtMs.IsSet(), PlaysStarted: p.PlaysStarted, Issued: p.Issued,
+			FinishedAtMs: ms(p.FinishedAtMs), Closed: p.FinishedAtMs.IsSet(), PlaysStarted: p.PlaysStarted, PlaysCompleted: p.PlaysCompleted, Issued: p.Issued,
 			Successful: p.Successful, Canceled: p.Canceled, NeverIssued: p.NeverIssued, InFlight: p.ClientInFlight,
 			IdleShifts: p.IdleShift}
 	}

@@ -34,7 +34,11 @@ const maxProfileRequests = 4 << 20
 type Profile struct {
 	StartMs, CutoffMs, GraceEndMs, FinishedAtMs vtime.Time
 	PlaysStarted                                int
-	Issued, Successful, Canceled, NeverIssued   int
+	// PlaysCompleted counts the started plays whose every request
+	// completed before the admission cutoff (terminal time < CutoffMs;
+	// docs/model/agentic.md ("Report")).
+	PlaysCompleted                            int
+	Issued, Successful, Canceled, NeverIssued int
 	// ClientInFlight is the requests outstanding at the end (always 0:
 	// cancellation is immediate).
 	ClientInFlight int
@@ -272,7 +276,11 @@ func (e *Engine) finishProfile() {
 	for s := range p.plays {
 		if e.playStarted(s) {
 			p.PlaysStarted++
-			keep = e.sessions[s].first + len(e.wl.Sessions[s].Turns)
+			first := e.sessions[s].first
+			keep = first + len(e.wl.Sessions[s].Turns)
+			if e.playCompleted(first, keep, p.CutoffMs) {
+				p.PlaysCompleted++
+			}
 		}
 	}
 	for i := range keep {
@@ -282,6 +290,18 @@ func (e *Engine) finishProfile() {
 	}
 	p.ClientInFlight = p.outstanding
 	e.keep = keep
+}
+
+// playCompleted reports whether every request of the records [from, to)
+// (one play's) completed before cutoff. Times are absolute here:
+// finishWarmup shifts the records to the barrier after finishProfile.
+func (e *Engine) playCompleted(from, to int, cutoff vtime.Time) bool {
+	for i := from; i < to; i++ {
+		if r := &e.Records[i]; !r.Completed() || !(r.TerminalMs < cutoff) {
+			return false
+		}
+	}
+	return true
 }
 
 // playStarted reports whether play s was started.

@@ -26,8 +26,8 @@ func TestAgentxProfileRecycles(t *testing.T) {
 					"traffic.load.agentic_profile={duration_seconds: 0.7, response_grace_seconds: 0}")
 				res := runText(t, agentxConfig("weka", scope), text, sets...)
 				p := res.Engine.Profile()
-				t.Logf("start %v, cutoff %v, finished %v, plays %d, issued %d, successful %d, never issued %d",
-					p.StartMs, p.CutoffMs, p.FinishedAtMs, p.PlaysStarted, p.Issued, p.Successful, p.NeverIssued)
+				t.Logf("start %v, cutoff %v, finished %v, plays %d (%d completed), issued %d, successful %d, never issued %d",
+					p.StartMs, p.CutoffMs, p.FinishedAtMs, p.PlaysStarted, p.PlaysCompleted, p.Issued, p.Successful, p.NeverIssued)
 				if !near(p.CutoffMs-p.StartMs, 700) || p.FinishedAtMs != p.CutoffMs || p.PlaysStarted <= 1 ||
 					p.ClientInFlight != 0 || p.Canceled != 0 {
 					t.Errorf("profile %+v: want a 700 ms window, finished at the cutoff, several plays, nothing in flight", *p)
@@ -47,6 +47,25 @@ func TestAgentxProfileRecycles(t *testing.T) {
 				}
 				if len(plays) != p.PlaysStarted || len(plays) < 2 {
 					t.Errorf("records of plays %v; want %d", plays, p.PlaysStarted)
+				}
+				// plays_completed from the records (times from the profile
+				// start): a play counts when all its requests completed
+				// before the cutoff, 700 ms. The last play has never-issued
+				// requests, so not every started play completes.
+				done := map[string]bool{}
+				for _, r := range res.Records {
+					play := strings.SplitN(r.RequestID, ":", 2)[0]
+					ok, seen := done[play]
+					done[play] = (ok || !seen) && r.Completed() && r.TerminalMs < 700
+				}
+				n := 0
+				for _, ok := range done {
+					if ok {
+						n++
+					}
+				}
+				if p.PlaysCompleted != n || n < 1 || n >= p.PlaysStarted {
+					t.Errorf("plays completed %d, from the records %d, of %d started", p.PlaysCompleted, n, p.PlaysStarted)
 				}
 				// Instances never share a cached block: no request of one
 				// instance reuses tokens computed by another, so every
@@ -131,16 +150,22 @@ func profilePlay(out int) string {
 //     (mid-pass: its rank is aborted at the pass end, the client's cancel
 //     is at 3,630,000). 52 plays, 103 requests, 102 successful, 1 canceled,
 //     finished at 3,630,000.
+//
+// plays_completed counts the plays whose every request completed before
+// D: out 1, 359 (all but instance 359, whose r1 was never issued); out
+// 21, 119 (instance 119's r1 completes in grace, at 3,600,478 > D, so
+// its play does not count though every request succeeded); out 61, 51
+// (instance 51's r1 is canceled).
 func TestProfileDefaults(t *testing.T) {
 	cases := []struct {
 		out, decodeMs                                    int
 		plays, issued, successful, canceled, neverIssued int
 		finished                                         float64
-		shifts                                           int
+		shifts, completed                                int
 	}{
-		{1, 1, 360, 718, 718, 0, 1, 3_600_000, 359},
-		{21, 1000, 120, 239, 239, 0, 0, 3_600_478, 120},
-		{61, 1000, 52, 103, 102, 1, 0, 3_630_000, 52},
+		{1, 1, 360, 718, 718, 0, 1, 3_600_000, 359, 359},
+		{21, 1000, 120, 239, 239, 0, 0, 3_600_478, 120, 119},
+		{61, 1000, 52, 103, 102, 1, 0, 3_630_000, 52, 51},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("out=%d", c.out), func(t *testing.T) {
@@ -153,6 +178,12 @@ func TestProfileDefaults(t *testing.T) {
 				t.Errorf("plays %d, issued %d, successful %d, canceled %d, never issued %d, in flight %d; want %d, %d, %d, %d, %d, 0",
 					p.PlaysStarted, p.Issued, p.Successful, p.Canceled, p.NeverIssued, p.ClientInFlight,
 					c.plays, c.issued, c.successful, c.canceled, c.neverIssued)
+			}
+			if p.PlaysCompleted != c.completed {
+				t.Errorf("plays completed %d; want %d", p.PlaysCompleted, c.completed)
+			}
+			if want := fmt.Sprintf(`"plays_started": %d, "plays_completed": %d,`, c.plays, c.completed); !strings.Contains(string(res.PredictionJSON()), want) {
+				t.Errorf("prediction.json lacks %s", want)
 			}
 			if float64(p.FinishedAtMs) != c.finished || p.CutoffMs != 3_600_000 || p.GraceEndMs != 3_630_000 {
 				t.Errorf("finished %v, cutoff %v, grace end %v; want %v, 3,600,000, 3,630,000",

@@ -121,7 +121,7 @@ func agenticReport(cfg *config.Config, e *engine.Engine) *report.Agentic {
 	}
 	if p := e.Profile(); p != nil {
 		a.Profile = &report.Profile{StartMs: p.StartMs, CutoffMs: p.CutoffMs, GraceEndMs: p.GraceEndMs,
-			FinishedAtMs: p.FinishedAtMs, PlaysStarted: p.PlaysStarted, Issued: p.Issued, Successful: p.Successful,
+			FinishedAtMs: p.FinishedAtMs, PlaysStarted: p.PlaysStarted, PlaysCompleted: p.PlaysCompleted, Issued: p.Issued, Successful: p.Successful,
 			Canceled: p.Canceled, NeverIssued: p.NeverIssued, ClientInFlight: p.ClientInFlight, IdleShift: len(p.IdleShifts)}
 	}
 	return a

@@ -35,8 +35,11 @@ type WarmupLane struct{ Primers, WarmupCompleted int }
 
 // Profile is an agentic profile's lifecycle.
 type Profile struct {
-	StartMs, CutoffMs, GraceEndMs, FinishedAtMs      vtime.Time
-	PlaysStarted, Issued, Successful                 int
+	StartMs, CutoffMs, GraceEndMs, FinishedAtMs vtime.Time
+	PlaysStarted, Issued, Successful            int
+	// PlaysCompleted: started plays whose every request completed before
+	// the admission cutoff.
+	PlaysCompleted                                   int
 	Canceled, NeverIssued, ClientInFlight, IdleShift int
 }
 
@@ -75,7 +78,7 @@ func appendAgentic(o *obj, a *Agentic) {
 		o.raw("agentic_profile", newObj(nil).opt("profile_start_ms", p.StartMs).
 			opt("admission_cutoff_ms", p.CutoffMs).opt("response_grace_deadline_ms", p.GraceEndMs).
 			bool("admission_closed", p.FinishedAtMs.IsSet()).opt("finished_at_ms", p.FinishedAtMs).
-			int("plays_started", int64(p.PlaysStarted)).int("issued_requests", int64(p.Issued)).
+			int("plays_started", int64(p.PlaysStarted)).int("plays_completed", int64(p.PlaysCompleted)).int("issued_requests", int64(p.Issued)).
 			int("successful_responses", int64(p.Successful)).int("canceled_requests", int64(p.Canceled)).
 			int("never_issued_requests", int64(p.NeverIssued)).int("client_in_flight_requests", int64(p.ClientInFlight)).
 			int("idle_shifts", int64(p.IdleShift)).end())

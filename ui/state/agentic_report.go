@@ -57,7 +57,7 @@ func AgenticCards(a *proto.Agentic) []Card {
 	if p := a.Profile; p != nil {
 		cards = append(cards, Card{ID: "card-ag-requests", Key: "Profile requests", Value: Thousands(int64(p.Successful)) + " / " +
 			Thousands(int64(p.Issued)), Unit: "successful / issued",
-			Sub: Thousands(int64(p.PlaysStarted)) + " plays started; " + Thousands(int64(p.Canceled)) + " canceled at the grace end, " +
+			Sub: Thousands(int64(p.PlaysStarted)) + " plays started, " + Thousands(int64(p.PlaysCompleted)) + " completed before the cutoff; " + Thousands(int64(p.Canceled)) + " canceled at the grace end, " +
 				Thousands(int64(p.NeverIssued)) + " never issued (due at or after the cutoff)"})
 		drain := "drained: nothing in flight at the end"
 		if p.InFlight > 0 {

@@ -19,7 +19,7 @@ func TestAgenticCards(t *testing.T) {
 			{Lane: 1, Play: 0, TStarMs: 150, LastMs: 300, History: 2, Remaining: 2, Primers: 1}},
 		Warmup: &proto.AgenticWarmup{BarrierMs: 1202.5, QuiescentMs: 1200, Lanes: []proto.AgenticWarmupLane{{Primers: 1, Warmups: 10}, {Primers: 1, Warmups: 10}}},
 		Profile: &proto.AgenticProfile{StartMs: 1202.5, CutoffMs: 3_601_202.5, GraceEndMs: 3_631_202.5, FinishedAtMs: 3_631_202.5,
-			Closed: true, PlaysStarted: 1234, Issued: 5678, Successful: 5677, Canceled: 1, NeverIssued: 2, IdleShifts: 359},
+			Closed: true, PlaysStarted: 1234, PlaysCompleted: 1233, Issued: 5678, Successful: 5677, Canceled: 1, NeverIssued: 2, IdleShifts: 359},
 	}
 	cards := AgenticCards(a)
 	want := []Card{
@@ -28,7 +28,7 @@ func TestAgenticCards(t *testing.T) {
 		{ID: "card-ag-warmup", Key: "Warmup completed", Value: "20", Unit: "requests",
 			Sub: "measurement starts at the barrier, 1,202.5 ms (preparation ended at 1,200 ms); 2 primers completed"},
 		{ID: "card-ag-requests", Key: "Profile requests", Value: "5,677 / 5,678", Unit: "successful / issued",
-			Sub: "1,234 plays started; 1 canceled at the grace end, 2 never issued (due at or after the cutoff)"},
+			Sub: "1,234 plays started, 1,233 completed before the cutoff; 1 canceled at the grace end, 2 never issued (due at or after the cutoff)"},
 		{ID: "card-ag-deadline", Key: "Profile cutoff", Value: "3,600,000", Unit: "ms",
 			Sub: "grace ends at 3,630,000 ms, finished at 3,630,000 ms (from the profile start, 1,202.5 ms); 359 idle shifts; drained: nothing in flight at the end"},
 	}

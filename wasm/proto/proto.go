@@ -135,10 +135,13 @@ type AgenticProfile struct {
 	// Closed: admission closed (the run reached its finish).
 	Closed       bool `json:"admission_closed"`
 	PlaysStarted int  `json:"plays_started"`
-	Issued       int  `json:"issued_requests"`
-	Successful   int  `json:"successful_responses"`
-	Canceled     int  `json:"canceled_requests"`
-	NeverIssued  int  `json:"never_issued_requests"`
+	// PlaysCompleted: started plays whose every request completed before
+	// the cutoff.
+	PlaysCompleted int `json:"plays_completed"`
+	Issued         int `json:"issued_requests"`
+	Successful     int `json:"successful_responses"`
+	Canceled       int `json:"canceled_requests"`
+	NeverIssued    int `json:"never_issued_requests"`
 	// InFlight is client_in_flight_requests at the end (0: drained).
 	InFlight   int `json:"client_in_flight_requests"`
 	IdleShifts int `json:"idle_shifts"`
