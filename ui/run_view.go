@@ -445,6 +445,34 @@ func (c *RunView) rowClass(i int) string {
 }
 
 // completed is a compare row's "completed / requests".
+// agenticCompare tells whether the compare table shows the agentic
+// columns: some compared run has agentic sections.
+func (c *RunView) agenticCompare() bool {
+	for _, r := range c.Results {
+		if r.View != nil && r.View.Agentic != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// agenticCells are a compare row's agentic cells (none for a failed run,
+// or when no compared run has agentic sections).
+func (c *RunView) agenticCells(r *Result) []string {
+	if r.View == nil || !c.agenticCompare() {
+		return nil
+	}
+	return state.AgenticCompareRow(r.View.Agentic)
+}
+
+// errSpan is the columns a failed compare row's message spans.
+func (c *RunView) errSpan() int {
+	if c.agenticCompare() {
+		return 6 + len(state.AgenticCompareColumns)
+	}
+	return 6
+}
+
 func completed(v *proto.View) string {
 	return state.Thousands(int64(v.Completed)) + " / " + state.Thousands(int64(v.Requests))
 }

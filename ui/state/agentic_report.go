@@ -132,3 +132,46 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// AgenticCompareColumns are the compare table's agentic columns, shown
+// when a compared run has agentic sections (AgenticCompareRow's cells, in
+// order).
+var AgenticCompareColumns = []string{"lanes", "warmup done", "barrier ms", "successful / issued", "plays started / completed",
+	"canceled / never issued", "cutoff ms"}
+
+// AgenticCompareRow is one compared run's agentic cells (AgenticCompareColumns):
+// the figures of its agentic cards (AgenticCards: the snapshot's lanes,
+// the warmup's completed requests, the profile's successful / issued and
+// its cutoff from the profile start) and those their lines hold (the
+// barrier, plays started / completed, canceled / never issued), written
+// as the cards write them; "–" where the run's control is off (and every
+// cell for a run without agentic sections).
+func AgenticCompareRow(a *proto.Agentic) []string {
+	cells := make([]string, len(AgenticCompareColumns))
+	for i := range cells {
+		cells[i] = "–"
+	}
+	if a == nil {
+		return cells
+	}
+	for _, c := range AgenticCards(a) {
+		switch c.ID {
+		case "card-ag-snapshot":
+			cells[0] = c.Value
+		case "card-ag-warmup":
+			cells[1] = c.Value
+		case "card-ag-requests":
+			cells[3] = c.Value
+		case "card-ag-deadline":
+			cells[6] = c.Value
+		}
+	}
+	if w := a.Warmup; w != nil {
+		cells[2] = MsThousands(w.BarrierMs)
+	}
+	if p := a.Profile; p != nil {
+		cells[4] = Thousands(int64(p.PlaysStarted)) + " / " + Thousands(int64(p.PlaysCompleted))
+		cells[5] = Thousands(int64(p.Canceled)) + " / " + Thousands(int64(p.NeverIssued))
+	}
+	return cells
+}

@@ -53,6 +53,31 @@ func TestAgenticCards(t *testing.T) {
 	}
 }
 
+// TestAgenticCompareRow: a compared run's agentic cells are its cards'
+// figures and their lines' (barrier, plays, canceled / never issued);
+// "–" for a section whose control is off, and for a run without any.
+func TestAgenticCompareRow(t *testing.T) {
+	a := &proto.Agentic{Seed: 7,
+		Lanes:  []proto.AgenticLane{{Lane: 0, TStarMs: 91}, {Lane: 1, TStarMs: 150}},
+		Warmup: &proto.AgenticWarmup{BarrierMs: 1202.5, QuiescentMs: 1200, Lanes: []proto.AgenticWarmupLane{{Primers: 1, Warmups: 10}, {Primers: 1, Warmups: 10}}},
+		Profile: &proto.AgenticProfile{StartMs: 1202.5, CutoffMs: 3_601_202.5, GraceEndMs: 3_631_202.5, FinishedAtMs: 3_631_202.5,
+			Closed: true, PlaysStarted: 1234, PlaysCompleted: 1233, Issued: 5678, Successful: 5677, Canceled: 1, NeverIssued: 2},
+	}
+	want := "2|20|1,202.5|5,677 / 5,678|1,234 / 1,233|1 / 2|3,600,000"
+	if got := strings.Join(AgenticCompareRow(a), "|"); got != want {
+		t.Errorf("full row %s; want %s", got, want)
+	}
+	if n := len(AgenticCompareColumns); n != 7 {
+		t.Errorf("%d columns", n)
+	}
+	if got := strings.Join(AgenticCompareRow(&proto.Agentic{Seed: 1, Lanes: a.Lanes}), "|"); got != "2|–|–|–|–|–|–" {
+		t.Errorf("snapshot only: %s", got)
+	}
+	if got := strings.Join(AgenticCompareRow(nil), "|"); got != "–|–|–|–|–|–|–" {
+		t.Errorf("no agentic sections: %s", got)
+	}
+}
+
 // TestAgenticLanes: one row per lane, the warmup's counts beside the cut.
 func TestAgenticLanes(t *testing.T) {
 	a := &proto.Agentic{Lanes: []proto.AgenticLane{{Lane: 0, Play: 3, TStarMs: 1234.5, FirstMs: 0, LastMs: 20_000, History: 1, Remaining: 1200, Primers: 1}}}
