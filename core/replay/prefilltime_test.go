@@ -36,14 +36,31 @@ func stepMs(t *testing.T, prompts ...int) (vtime.Time, timing.Bound) {
 	return d.Prefill, d.Bound
 }
 
+// handComputeMs is the roofline compute time of prefilling n tokens with
+// no prefix on Llama-3.1-8B (L 32, d 4,096, 32 heads of 128, 8 KV heads,
+// MLP 14,336) on one H200 (989.5 TFLOPS × prefill MFU 0.45), written out
+// from BLIS's FLOPs (docs/model/timing.md ("Roofline")): per layer the
+// projections 2n·(d² + 2·d·dKV) + 2n·d², attention 4h·n·ctx·dHead, the
+// MLP 2n·(2·d·dFF), and vector work 5h·n·ctx + 2n·d, with ctx = (n−1)/2.
+// For n = 4,096: 46,222,427,553,792 FLOPs, 103.806 ms; the memory side is
+// 10,200,547,328 weight bytes + 1,610,612,736 KV and activation bytes at
+// 4.8 TB/s, 2.461 ms, so the pass is compute-bound.
+func handComputeMs(n float64) float64 {
+	const L, d, h, dHead, dKV, dFF = 32.0, 4096.0, 32.0, 128.0, 1024.0, 14336.0
+	ctx := (n - 1) / 2
+	flops := L * (2*n*(d*d+2*d*dKV) + 2*n*d*d + 4*h*n*ctx*dHead + 2*n*(2*d*dFF) + 5*h*n*ctx + 2*n*d)
+	return flops / (989.5e12 * 0.45) * 1000
+}
+
 // TestPrefillTimePDAndDP is requests.jsonl's per-request prefill time
 // (docs/model/timing.md ("Per request")) where a pass's time is not the
 // whole run's: A (4,096 prompt tokens) and B (2,048), both arriving at
 // 0 ms with 2 output tokens, Llama-3.1-8B on H200s with roofline timing.
-// The expected figures come from the roofline model alone (stepMs):
-// A alone 103.806 ms, B alone 49.409 ms, A and B in one pass 153.216 ms,
-// all compute-bound (the figures when this was written; the test
-// compares with stepMs, not with these numbers).
+// The expected figures come from the roofline model alone (stepMs), and
+// agree to the microsecond the step time is truncated to with the FLOPs
+// written out by hand (handComputeMs): A alone 103.806 ms, B alone
+// 49.409 ms, A and B in one pass 153.216 ms (the sum of the two compute
+// times, truncated once), all compute-bound.
 //   - aggregated, attention DP 2: A and B go to different DP ranks and are
 //     prefilled in the same step of the group; each counts its own rank's
 //     step time (A 103.806, B 49.409 ms), not the group's (A's), 1 pass.
@@ -79,6 +96,15 @@ engine:
 	if !(bMs < aMs && aMs < abMs) {
 		t.Fatalf("step times A %v, B %v, A+B %v", aMs, bMs, abMs)
 	}
+	for _, h := range []struct {
+		step vtime.Time
+		hand float64
+	}{{aMs, handComputeMs(4096)}, {bMs, handComputeMs(2048)}, {abMs, handComputeMs(4096) + handComputeMs(2048)}} {
+		if d := h.hand - float64(h.step); d < 0 || d >= 0.001 {
+			t.Errorf("step %v ms; by hand %.6f ms (the step truncates to whole µs)", h.step, h.hand)
+		}
+	}
+	t.Logf("by hand: A %.6f, B %.6f ms", handComputeMs(4096), handComputeMs(2048))
 	t.Logf("roofline steps: A alone %.3f ms, B alone %.3f ms, A+B %.3f ms", float64(aMs), float64(bMs), float64(abMs))
 	for _, c := range []struct {
 		name, yaml     string
