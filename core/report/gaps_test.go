@@ -48,3 +48,35 @@ func TestITLFromTableCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestGapRuns_MergeOnlyWhenFull: a record whose gap buffer has room keeps
+// each closed run as it came (no search of the list: a modelled timing's
+// record has room for a run per gap and almost never repeats a value); a
+// full buffer merges a value that comes back into its earlier run instead
+// of growing (a fixed timing's record has room for two runs). Both report
+// the same gaps.
+func TestGapRuns_MergeOnlyWhenFull(t *testing.T) {
+	times := []vtime.Time{0, 1, 3, 4, 6, 7, 9, 10} // gaps 1, 2, 1, 2, 1, 2, 1
+	want := map[vtime.Time]int{1: 4, 2: 3}
+	for _, c := range []struct {
+		room, runs int
+	}{{room: 16, runs: 6}, {room: 2, runs: 2}} {
+		buf := make([]Gap, 0, c.room)
+		r := NewRequest()
+		r.SetGapBuffer(buf, NewGapValues())
+		for _, at := range times {
+			r.Token(at)
+		}
+		got := map[vtime.Time]int{}
+		r.EachGap(func(ms vtime.Time, n int) { got[ms] += n })
+		if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+			t.Errorf("room %d: gaps %v; want %v", c.room, got, want)
+		}
+		if len(r.gaps) != c.runs {
+			t.Errorf("room %d: %d closed runs kept (%v); want %d", c.room, len(r.gaps), r.gaps, c.runs)
+		}
+		if cap(r.gaps) != c.room || &r.gaps[:1][0] != &buf[:1][0] {
+			t.Errorf("room %d: the runs left the record's buffer (capacity %d)", c.room, cap(r.gaps))
+		}
+	}
+}

@@ -98,11 +98,12 @@ type Request struct {
 	Readmissions int
 	Status       string // "" while in flight
 
-	// gaps is the closed runs of inter-token gaps as (value id, count),
-	// merged by value when the value is among the first mergeScan runs (a
-	// fixed pass time makes one or two values; modelled pass times make a
-	// new value nearly every pass, where a search of the whole list would
-	// be quadratic). EachGap reads them with the open run; values is the
+	// gaps is the closed runs of inter-token gaps as (value id, count); a
+	// run is merged into an earlier one of its value, when that is among
+	// the first mergeScan runs, only when the list is full (a fixed pass
+	// time makes one or two values; modelled pass times make a new value
+	// nearly every pass, where a search of the whole list would be
+	// quadratic). A value may so have more than one run. EachGap reads them with the open run; values is the
 	// table of the ids (shared by a run's records).
 	gaps   []Gap
 	values *GapValues
@@ -228,10 +229,17 @@ func (r *Request) closeGapRun() {
 	r.closedGaps += run
 	r.gapRun = 0
 	g := r.gaps
-	for i := range g[:min(len(g), mergeScan)] {
-		if g[i].ID == id {
-			g[i].Count += run
-			return
+	if len(g) == cap(g) {
+		// Merge only when the list is full: a modelled timing's record
+		// has room for a run per gap and makes a new value nearly every
+		// gap, where the scan would almost never match (130 M of a §E
+		// roofline run's instructions); a fixed timing's record has room
+		// for two runs and merges as before.
+		for i := range g[:min(len(g), mergeScan)] {
+			if g[i].ID == id {
+				g[i].Count += run
+				return
+			}
 		}
 	}
 	r.gaps = append(g, Gap{ID: id, Count: run})
