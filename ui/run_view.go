@@ -91,7 +91,7 @@ func (c *RunView) ready() {
 // still holds the last good one, and running it would show results for a
 // config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == ""
+	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == "" && c.Panel.Traces.Blocked() == ""
 }
 
 // RunTitle explains the Run button when it is disabled.
@@ -103,6 +103,8 @@ func (c *RunView) RunTitle() string {
 		return "fix the config first: " + c.Panel.FirstErr()
 	case c.Compare.Problem() != "":
 		return "fix the compare set-up first: " + c.Compare.Problem()
+	case c.Panel.Traces.Blocked() != "":
+		return c.Panel.Traces.Blocked()
 	}
 	return "run the config (every compared run)"
 }
@@ -127,6 +129,11 @@ func (c *RunView) Run() {
 	}
 	if p.Invalid() {
 		c.RunErr = "The config has an error; fix it first: " + p.FirstErr()
+		return
+	}
+	if p.Traces.Blocked() != "" {
+		// Run is disabled meanwhile; a link's run starts when the trace is here
+		c.autoRun = p.Traces.Fetch.Busy()
 		return
 	}
 	vs := c.Compare.variants(p.Cfg, c.singleLabel())
