@@ -80,6 +80,9 @@ func (c *RunView) reset(pass, rank int) {
 // ready: the worker is up; a link's run starts.
 func (c *RunView) ready() {
 	c.WorkerReady = true
+	if c.autoRun && c.Panel.Traces.Fetch.Busy() {
+		return // a link's run starts when its trace is here (TracePanel.fetchMooncake)
+	}
 	if c.autoRun {
 		c.autoRun = false
 		c.Run()
@@ -132,9 +135,7 @@ func (c *RunView) Run() {
 		return
 	}
 	if p.Traces.Blocked() != "" {
-		// Run is disabled meanwhile; a link's run starts when the trace is here
-		c.autoRun = p.Traces.Fetch.Busy()
-		return
+		return // Run is disabled meanwhile
 	}
 	vs := c.Compare.variants(p.Cfg, c.singleLabel())
 	if vs == nil {
