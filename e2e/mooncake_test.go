@@ -101,12 +101,12 @@ func (tb *tab) pageCards() [3]string {
 
 // TestMooncakeBuiltin picks "Mooncake conversation" in the trace picker:
 // the page fetches the gzipped trace (Run off meanwhile, progress in bytes),
-// loads the preset (the §A example box goes), says the run is cut, and its
+// loads the preset (the §A example box goes, the connector compare turns
+// off: the preset has no G2 tier), says the run is cut, and its
 // run's cards equal a native replay.Run of the preset over the same trace.
 func TestMooncakeBuiltin(t *testing.T) {
 	tb := newTab(t)
-	tb.open("")
-	tb.singleMode()
+	tb.open("") // the §A example, comparing connectors: the pick makes it one run
 	if tb.text("#example-box") == "" {
 		t.Fatal("no example box on the default page")
 	}
@@ -137,6 +137,9 @@ func TestMooncakeBuiltin(t *testing.T) {
 	}
 	if tb.text("#example-box") != "" {
 		t.Error("the §A example box is still shown")
+	}
+	if eval[bool](tb, `!!document.querySelector('#compare-setup')`) {
+		t.Error("still in compare mode")
 	}
 	if note := tb.text("#mooncake-note"); !strings.Contains(note, "300 s of virtual time") || !strings.Contains(note, "delete the stop: line") {
 		t.Errorf("cut note %q", note)

@@ -191,8 +191,13 @@ func (c *TracePanel) Pick(v string) {
 		next, err = state.UseSessions(p.YAML, c.Sessions)
 	case v == state.MooncakeTrace:
 		// the preset replaces the config: the trace's block size, load and
-		// engine go together
+		// engine go together. It has no G2 tier, so a compare of connectors
+		// or G2 sizes cannot run on it: single mode (a routing compare
+		// stays, the preset has 4 replicas)
 		next = state.MooncakePreset()
+		if cmp := p.page.Compare; cmp.Set != nil && cmp.Set.Axis != state.AxisRouting {
+			cmp.Set, cmp.Err = nil, ""
+		}
 	case state.IsBuiltinTrace(v):
 		next, err = state.UseBuiltin(p.YAML, v)
 	case c.Uploads[v] != nil:
