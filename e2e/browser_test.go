@@ -27,6 +27,7 @@ import (
 
 var (
 	siteURL  string // the served site, with a trailing slash
+	siteDir  string // the built site's directory
 	repoRoot string
 	shared   context.Context // the shared browser (tabs are children)
 	skipWhy  string
@@ -64,7 +65,8 @@ func run(m *testing.M) int {
 		}
 		site = dir
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	siteDir = site
+	srv := httptest.NewServer(mooncakeHandler(http.FileServer(http.Dir(site))))
 	defer srv.Close()
 	siteURL = srv.URL + "/"
 
@@ -115,6 +117,10 @@ func buildSite(dir string) error {
 	}
 	for _, e := range entries {
 		copies[filepath.Join(repoRoot, "public", e.Name())] = filepath.Join("public", e.Name())
+	}
+	if err := writeGzip(filepath.Join(repoRoot, "traces", "mooncake", "conversation_trace.jsonl"),
+		filepath.Join(dir, "traces", "conversation_trace.jsonl.gz")); err != nil {
+		return err
 	}
 	for from, to := range copies {
 		b, err := os.ReadFile(from)

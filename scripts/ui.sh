@@ -7,7 +7,10 @@
 #
 #   build_ui   regenerate the vugu code, then dist/: index.html, main.wasm
 #              (the UI), sim.wasm (the bridge, run in a Web Worker),
-#              wasm_exec.js and public/
+#              wasm_exec.js, public/ and traces/conversation_trace.jsonl.gz
+#              (the built-in Mooncake trace, fetched by the page when picked;
+#              gzip -9 -n: no name or time in the header, so the bytes are
+#              the same on every build)
 #   test_ui    the bridge and UI tests under node (GOOS=js GOARCH=wasm), the
 #              check that the generated code matches the .vugu sources, and
 #              the browser tests (go test ./e2e; chromium, E2E_REQUIRED=1 in
@@ -54,14 +57,17 @@ build_ui() (
 	cd "$KVSIM_UI_ROOT"
 	ui_log "ui: vugugen"
 	ui_generate
-	ui_log "ui: dist/ (main.wasm, sim.wasm, index.html, public/, wasm_exec.js)"
+	ui_log "ui: dist/ (main.wasm, sim.wasm, index.html, public/, wasm_exec.js, traces/)"
 	mkdir -p dist
-	rm -rf dist/public dist/index.html dist/main.wasm dist/sim.wasm dist/wasm_exec.js
+	rm -rf dist/public dist/index.html dist/main.wasm dist/sim.wasm dist/wasm_exec.js dist/traces
 	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/main.wasm ./ui
 	GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o dist/sim.wasm ./wasm
 	cp index.html dist/
 	cp -R public dist/public
 	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" dist/
+	mkdir -p dist/traces
+	gzip -9 -n -c traces/mooncake/conversation_trace.jsonl >dist/traces/conversation_trace.jsonl.gz
+	ui_log "$(printf 'ui: %-14s %9d bytes' dist/traces/conversation_trace.jsonl.gz "$(wc -c <dist/traces/conversation_trace.jsonl.gz)")"
 	local f raw gz budget
 	for f in dist/main.wasm dist/sim.wasm; do
 		raw="$(wc -c <"$f")"

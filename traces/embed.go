@@ -32,3 +32,19 @@ func Names() []string {
 
 // Read returns an example file's bytes.
 func Read(name string) ([]byte, error) { return FS.ReadFile(name) }
+
+// MooncakeConfig is the preset of the browser app's built-in "Mooncake
+// conversation" trace (mooncake/preset.yaml: the Mooncake FAST'25
+// conversation trace on 4 replicas, cut at 300 s of virtual time). Only the
+// config is embedded: the 3 MB trace it reads (conversation_trace.jsonl) is
+// served gzipped beside the site and fetched by the page when picked.
+//
+//go:embed mooncake/preset.yaml
+var MooncakeConfig string
+
+// MooncakeTrace is the path the preset reads its trace from, and
+// MooncakeTraceGz the site path the page fetches it from.
+const (
+	MooncakeTrace   = "conversation_trace.jsonl"
+	MooncakeTraceGz = "traces/conversation_trace.jsonl.gz"
+)

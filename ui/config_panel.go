@@ -65,9 +65,11 @@ func (c *ConfigPanel) setYAML(text string, field state.Field) {
 			c.lastKV = c.Form.KVBandwidth
 		}
 		c.shown = [state.NumFields]*string{}
-		if p := c.Form.Source.Path; c.Form.Source.Type == config.SourceTrace && !state.IsBuiltinTrace(p) && c.Traces.Uploads[p] == nil {
+		if p := c.Form.Source.Path; c.Form.Source.Type == config.SourceTrace && !state.IsBuiltinTrace(p) && c.Traces.Uploads[p] == nil &&
+			p != state.MooncakeTrace {
 			c.errs[state.FTrace] = fmt.Sprintf("%s is not a built-in trace and has not been uploaded", p)
 		}
+		c.Traces.needMooncake()
 	}
 	c.page.updateURL()
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vugu/vugu"
 
+	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -41,6 +42,13 @@ type Host interface {
 	// hash), as far as the browser's storage allows (the page saves
 	// traces up to MaxStoredTrace bytes).
 	SaveUpload(hash, name string, text any)
+	// FetchTrace fetches a gzipped trace from the site (url relative to
+	// the page), calls progress with the bytes received so far and the
+	// file's size (0: unknown), decompresses it (DecompressionStream) and
+	// calls done with its text handle, or with the failure: an HTTP
+	// status, no byte for stall, or another error. Both run under the
+	// render lock.
+	FetchTrace(url string, stall time.Duration, progress func(loaded, total int64), done func(text any, err *state.FetchError))
 	LoadUpload(hash string) (text any, ok bool)
 	// Blit draws img on the canvas with the given element id: one copy of
 	// its pixels to JavaScript and one putImageData.
@@ -126,6 +134,19 @@ type nopHost struct {
 	playing   bool
 	restarts  int
 	values    map[string]string
+	fetches   []fetchCall
+}
+
+// fetchCall is one FetchTrace call the fake host holds; a test finishes
+// it by calling its functions.
+type fetchCall struct {
+	url      string
+	progress func(loaded, total int64)
+	done     func(text any, err *state.FetchError)
+}
+
+func (h *nopHost) FetchTrace(url string, _ time.Duration, progress func(int64, int64), done func(any, *state.FetchError)) {
+	h.fetches = append(h.fetches, fetchCall{url, progress, done})
 }
 
 func (h *nopHost) Post(msg Message)                                           { h.posted = append(h.posted, msg) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vugu/vugu"
 
+	"github.com/kvsim/kvsim/ui/state"
 	"github.com/kvsim/kvsim/wasm/proto"
 	"github.com/kvsim/kvsim/wasm/wire"
 )
@@ -435,6 +436,41 @@ func (h *jsHost) ReadUpload(e vugu.DOMEvent, done func(name string, text any, da
 			h.locked(func() { done(name, nil, nil, err) })
 			return nil
 		}))
+}
+
+// FetchTrace runs public/fetch-trace.js's kvsimFetchTrace: a streamed
+// fetch with progress and a stall timer, then DecompressionStream.
+func (h *jsHost) FetchTrace(url string, stall time.Duration, progress func(loaded, total int64), done func(text any, err *state.FetchError)) {
+	fn := js.Global().Get("kvsimFetchTrace")
+	if fn.Type() != js.TypeFunction {
+		done(nil, &state.FetchError{Msg: "public/fetch-trace.js did not load"})
+		return
+	}
+	var onProgress, onDone js.Func
+	last := time.Time{}
+	onProgress = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("callback")
+		// a render per 100 ms at most: chunks can come every millisecond
+		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond {
+			last = now
+			h.locked(func() { progress(int64(args[0].Float()), int64(args[1].Float())) })
+		}
+		return nil
+	})
+	onDone = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("callback")
+		onProgress.Release()
+		onDone.Release()
+		if args[0].Type() == js.TypeString {
+			text := args[0]
+			h.locked(func() { done(text, nil) })
+			return nil
+		}
+		e := &state.FetchError{Status: args[1].Int(), Stalled: args[2].Bool(), Msg: args[3].String()}
+		h.locked(func() { done(nil, e) })
+		return nil
+	})
+	fn.Invoke(url, stall.Milliseconds(), onProgress, onDone)
 }
 
 // storage calls fn with localStorage, swallowing the exceptions browsers

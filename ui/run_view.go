@@ -80,6 +80,9 @@ func (c *RunView) reset(pass, rank int) {
 // ready: the worker is up; a link's run starts.
 func (c *RunView) ready() {
 	c.WorkerReady = true
+	if c.autoRun && c.Panel.Traces.Fetch.Busy() {
+		return // a link's run starts when its trace is here (TracePanel.fetchMooncake)
+	}
 	if c.autoRun {
 		c.autoRun = false
 		c.Run()
@@ -91,7 +94,7 @@ func (c *RunView) ready() {
 // still holds the last good one, and running it would show results for a
 // config the panel does not show.
 func (c *RunView) CanRun() bool {
-	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == ""
+	return !c.Running && !c.Panel.Invalid() && c.Compare.Problem() == "" && c.Panel.Traces.Blocked() == ""
 }
 
 // RunTitle explains the Run button when it is disabled.
@@ -103,6 +106,8 @@ func (c *RunView) RunTitle() string {
 		return "fix the config first: " + c.Panel.FirstErr()
 	case c.Compare.Problem() != "":
 		return "fix the compare set-up first: " + c.Compare.Problem()
+	case c.Panel.Traces.Blocked() != "":
+		return c.Panel.Traces.Blocked()
 	}
 	return "run the config (every compared run)"
 }
@@ -128,6 +133,9 @@ func (c *RunView) Run() {
 	if p.Invalid() {
 		c.RunErr = "The config has an error; fix it first: " + p.FirstErr()
 		return
+	}
+	if p.Traces.Blocked() != "" {
+		return // Run is disabled meanwhile
 	}
 	vs := c.Compare.variants(p.Cfg, c.singleLabel())
 	if vs == nil {

@@ -41,6 +41,11 @@ type TracePanel struct {
 	// the link names but this browser lacks).
 	Note string
 
+	// Fetch follows the download of the built-in Mooncake trace, which
+	// the page does not embed; mooncake is its text once here.
+	Fetch    state.TraceFetch
+	mooncake any
+
 	pending *Upload // the upload the worker is checking
 	checkID int
 }
@@ -81,7 +86,79 @@ func (c *TracePanel) current() *Upload {
 	if p.Cfg == nil || p.Form.Source.Type != config.SourceTrace {
 		return nil
 	}
+	if p.Form.Source.Path == state.MooncakeTrace && c.Uploads[state.MooncakeTrace] == nil {
+		if c.Fetch.Phase != state.FetchDone {
+			return nil
+		}
+		return &Upload{Name: state.MooncakeTrace, text: c.mooncake}
+	}
 	return c.Uploads[p.Form.Source.Path]
+}
+
+// Mooncake tells whether the config reads the built-in Mooncake trace.
+func (c *TracePanel) Mooncake() bool {
+	f := c.Panel.Form
+	return !c.ShowGen && c.Panel.Cfg != nil && f.Source.Type == config.SourceTrace && f.Source.Path == state.MooncakeTrace &&
+		c.Uploads[state.MooncakeTrace] == nil
+}
+
+// MooncakeNote says how much of the Mooncake trace the config runs.
+func (c *TracePanel) MooncakeNote() string {
+	if !c.Mooncake() {
+		return ""
+	}
+	return state.MooncakeNote(c.Panel.Cfg)
+}
+
+// needMooncake starts fetching the Mooncake trace when the config reads it
+// and the page has not got it (nor is fetching it, nor failed: then Retry
+// starts it again).
+func (c *TracePanel) needMooncake() {
+	if c.Mooncake() && c.Fetch.Phase == state.FetchIdle {
+		c.fetchMooncake()
+	}
+}
+
+// Retry fetches the Mooncake trace again after a failure.
+func (c *TracePanel) Retry() {
+	defer c.Panel.page.guard()
+	if c.Fetch.Phase == state.FetchFailed {
+		c.fetchMooncake()
+	}
+}
+
+// fetchMooncake asks the host for the gzipped trace.
+func (c *TracePanel) fetchMooncake() {
+	c.Fetch.Start()
+	c.Panel.page.host.FetchTrace(state.MooncakeURL, state.FetchStall,
+		func(loaded, total int64) { c.Fetch.Progress(loaded, total) },
+		func(text any, err *state.FetchError) {
+			defer c.Panel.page.guard()
+			if err != nil {
+				c.Fetch.Fail(*err)
+				return
+			}
+			c.mooncake = text
+			c.Fetch.Done()
+			if r := c.Panel.page.Runs; r.autoRun && r.WorkerReady {
+				r.autoRun = false
+				r.Run()
+			}
+		})
+}
+
+// Blocked says why Run must wait for the trace ("" when it need not).
+func (c *TracePanel) Blocked() string {
+	if !c.Mooncake() {
+		return ""
+	}
+	switch c.Fetch.Phase {
+	case state.FetchDone:
+		return ""
+	case state.FetchFailed:
+		return c.Fetch.Err
+	}
+	return "the Mooncake trace is still being fetched"
 }
 
 // ref names the uploaded trace the config reads, for the link.
@@ -112,6 +189,15 @@ func (c *TracePanel) Pick(v string) {
 	switch {
 	case v == "gen":
 		next, err = state.UseSessions(p.YAML, c.Sessions)
+	case v == state.MooncakeTrace:
+		// the preset replaces the config: the trace's block size, load and
+		// engine go together. It has no G2 tier, so a compare of connectors
+		// or G2 sizes cannot run on it: single mode (a routing compare
+		// stays, the preset has 4 replicas)
+		next = state.MooncakePreset()
+		if cmp := p.page.Compare; cmp.Set != nil && cmp.Set.Axis != state.AxisRouting {
+			cmp.Set, cmp.Err = nil, ""
+		}
 	case state.IsBuiltinTrace(v):
 		next, err = state.UseBuiltin(p.YAML, v)
 	case c.Uploads[v] != nil:
@@ -158,7 +244,7 @@ func (c *TracePanel) missing() string {
 	if c.ShowGen || f.Source.Type != config.SourceTrace {
 		return ""
 	}
-	if state.IsBuiltinTrace(f.Source.Path) || c.Uploads[f.Source.Path] != nil {
+	if state.IsBuiltinTrace(f.Source.Path) || c.Uploads[f.Source.Path] != nil || f.Source.Path == state.MooncakeTrace {
 		return ""
 	}
 	return f.Source.Path

@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kvsim/kvsim/core/replay"
+	"github.com/kvsim/kvsim/traces"
+	"github.com/kvsim/kvsim/ui/state"
+)
+
+// writeGzip writes src gzipped (best compression, no name or time in the
+// header) as build_ui's gzip -9 -n does.
+func writeGzip(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	return os.WriteFile(dst, buf.Bytes(), 0o644)
+}
+
+// The test server's behaviour for the Mooncake trace's path: traceFail
+// requests answer 404, traceStall requests send the headers and 4 KiB and
+// then nothing; traceGets counts the requests.
+var traceFail, traceStall, traceGets atomic.Int32
+
+func mooncakeHandler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/"+traces.MooncakeTraceGz {
+			next.ServeHTTP(w, r)
+			return
+		}
+		traceGets.Add(1)
+		if traceFail.Load() > 0 {
+			traceFail.Add(-1)
+			http.NotFound(w, r)
+			return
+		}
+		if traceStall.Load() > 0 {
+			traceStall.Add(-1)
+			w.Header().Set("Content-Length", "788651")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
+			w.Write(make([]byte, 4096))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // the page aborts the fetch
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// pickMooncake chooses the Mooncake trace in the picker.
+func (tb *tab) pickMooncake() {
+	tb.t.Helper()
+	tb.do(chromedp.SetValue(chromedp.ID("f-trace"), state.MooncakeTrace))
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('f-trace').dispatchEvent(new Event('change', {bubbles: true}))`))
+}
+
+// mooncakeCards runs cfg natively over the Mooncake trace and returns the
+// run view's cards as the page writes them: restored, recomputed, TTFT
+// p50 / p99.
+func mooncakeCards(t *testing.T, cfg string) (cards [3]string, requests int) {
+	t.Helper()
+	trace, err := os.ReadFile(filepath.Join(repoRoot, "traces", "mooncake", traces.MooncakeTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := replay.Run(replay.Job{Name: "config.yaml", Config: []byte(cfg),
+		Traces: replay.Traces{Texts: map[string][]byte{traces.MooncakeTrace: trace}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Summary
+	return [3]string{state.Thousands(s.FirstAdmissionHostTokens), state.Thousands(s.CommittedPrefillTokens),
+		state.Ms(s.TTFT.Median) + " / " + state.Ms(s.TTFT.P99) + " ms"}, s.NumRequests
+}
+
+// pageCards reads the run view's cards.
+func (tb *tab) pageCards() [3]string {
+	return [3]string{tb.text("#card-restored .v"), tb.text("#card-recomputed .v"), tb.text("#card-ttft .v")}
+}
+
+// TestMooncakeBuiltin picks "Mooncake conversation" in the trace picker:
+// the page fetches the gzipped trace (Run off meanwhile, progress in bytes),
+// loads the preset (the §A example box goes, the connector compare turns
+// off: the preset has no G2 tier), says the run is cut, and its
+// run's cards equal a native replay.Run of the preset over the same trace.
+func TestMooncakeBuiltin(t *testing.T) {
+	tb := newTab(t)
+	tb.open("") // the §A example, comparing connectors: the pick makes it one run
+	if tb.text("#example-box") == "" {
+		t.Fatal("no example box on the default page")
+	}
+	gets := traceGets.Load()
+	// watch Run and the progress line from the page, from the pick on
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.__mc = {runOn: false, progress: []};
+		new MutationObserver(() => {
+			const p = document.getElementById('mooncake-progress'), r = document.getElementById('run');
+			if (p) { window.__mc.progress.push(p.textContent); if (r && !r.disabled) window.__mc.runOn = true; }
+		}).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true})`))
+	start := time.Now()
+	tb.pickMooncake()
+	tb.wait("the fetched trace", `!!document.getElementById('mooncake-note') && !document.getElementById('mooncake-progress') && !document.getElementById('run').disabled`, 30*time.Second)
+	fetchMs := time.Since(start).Milliseconds()
+	if n := traceGets.Load() - gets; n != 1 {
+		t.Errorf("%d requests for the trace", n)
+	}
+	if eval[bool](tb, `window.__mc.runOn`) {
+		t.Error("Run was enabled while the trace was being fetched")
+	}
+	progress := eval[[]string](tb, `window.__mc.progress`)
+	t.Logf("progress lines: %q", progress)
+	if len(progress) == 0 || !strings.Contains(progress[len(progress)-1], "Fetching the Mooncake trace:") {
+		t.Errorf("no progress line seen: %q", progress)
+	}
+	if e := tb.text("#mooncake-error"); e != "" {
+		t.Fatalf("fetch error %q", e)
+	}
+	if tb.text("#example-box") != "" {
+		t.Error("the §A example box is still shown")
+	}
+	if eval[bool](tb, `!!document.querySelector('#compare-setup')`) {
+		t.Error("still in compare mode")
+	}
+	if note := tb.text("#mooncake-note"); !strings.Contains(note, "300 s of virtual time") || !strings.Contains(note, "delete the stop: line") {
+		t.Errorf("cut note %q", note)
+	}
+	yaml := eval[string](tb, `document.getElementById('yaml').value`)
+	if yaml != state.MooncakePreset() {
+		t.Errorf("the YAML is not the preset:\n%s", yaml)
+	}
+	runMs := tb.clickRun().Milliseconds()
+	want, n := mooncakeCards(t, yaml)
+	if got := tb.pageCards(); got != want {
+		t.Errorf("page cards %q, native %q", got, want)
+	}
+	if e := tb.text("#run-error"); e != "" {
+		t.Errorf("run error %q", e)
+	}
+	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q", fetchMs, runMs, n, want)
+	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms", fetchMs, runMs))
+	tb.shot("mooncake")
+}
+
+// TestMooncakeFetchFails: the server answers 404 for the trace, then
+// stalls (the page's 30 s stall timer shortened to 1.5 s by wrapping
+// kvsimFetchTrace from the test): each shows its message with Retry and
+// Run stays off; the third try succeeds and Run comes on.
+func TestMooncakeFetchFails(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	tb.singleMode()
+	traceFail.Store(1)
+	traceStall.Store(1)
+	defer traceFail.Store(0)
+	defer traceStall.Store(0)
+	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = globalThis.kvsimFetchTrace;
+		globalThis.kvsimFetchTrace = (u, ms, p, d) => f(u, 1500, p, d); })()`))
+	tb.pickMooncake()
+	tb.wait("the 404 message", `!!document.getElementById('mooncake-error')`, 15*time.Second)
+	msg := tb.text("#mooncake-error")
+	if !strings.Contains(msg, "Could not fetch the Mooncake trace (traces/conversation_trace.jsonl.gz): the server answered HTTP 404") ||
+		!strings.Contains(msg, "Retry") {
+		t.Errorf("404 message %q", msg)
+	}
+	if !eval[bool](tb, `document.getElementById('run').disabled`) {
+		t.Error("Run is on after the fetch failed")
+	}
+	if title := eval[string](tb, `document.getElementById('run').title`); !strings.Contains(title, "HTTP 404") {
+		t.Errorf("Run's title %q", title)
+	}
+	tb.do(chromedp.Click(chromedp.ID("mooncake-retry")))
+	tb.wait("the progress of the retry", `!!document.getElementById('mooncake-progress')`, 5*time.Second)
+	tb.wait("the stall message", `!!document.getElementById('mooncake-error')`, 15*time.Second)
+	if msg := tb.text("#mooncake-error"); !strings.Contains(msg, "no data arrived for 30 s") {
+		t.Errorf("stall message %q", msg)
+	}
+	tb.do(chromedp.Click(chromedp.ID("mooncake-retry")))
+	tb.wait("the fetched trace", `!document.getElementById('mooncake-error') && !document.getElementById('mooncake-progress') && !document.getElementById('run').disabled`, 30*time.Second)
+	if traceFail.Load() != 0 || traceStall.Load() != 0 {
+		t.Error("the failures were not all served")
+	}
+}
+
+// TestMooncakeNotEmbedded: neither wasm file holds the trace (a line from
+// its middle, or bytes of its gzip form); main.wasm does hold the preset,
+// so the search itself works.
+func TestMooncakeNotEmbedded(t *testing.T) {
+	trace, err := os.ReadFile(filepath.Join(repoRoot, "traces", "mooncake", traces.MooncakeTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(trace, []byte("\n"))
+	line := lines[len(lines)/2]
+	gz, err := os.ReadFile(filepath.Join(siteDir, traces.MooncakeTraceGz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := gz[len(gz)/2 : len(gz)/2+64]
+	for _, name := range []string{"main.wasm", "sim.wasm"} {
+		b, err := os.ReadFile(filepath.Join(siteDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, line) || bytes.Contains(b, chunk) {
+			t.Errorf("%s holds the Mooncake trace", name)
+		}
+		if name == "main.wasm" && !bytes.Contains(b, []byte(traces.MooncakeConfig)) {
+			t.Error("main.wasm lacks the preset: the search finds nothing")
+		}
+		t.Logf("%s: %d bytes; the trace: %d bytes, gzipped %d", name, len(b), len(trace), len(gz))
+	}
+}
+
+// TestMooncakeFull (opt-in, KVSIM_MOONCAKE=1) runs the whole trace in the
+// page (the preset with its stop removed) and compares it with a native
+// run.
+func TestMooncakeFull(t *testing.T) {
+	if os.Getenv("KVSIM_MOONCAKE") != "1" {
+		t.Skip("the whole Mooncake trace in the browser: set KVSIM_MOONCAKE=1")
+	}
+	tb := newTab(t)
+	tb.open("")
+	tb.singleMode()
+	tb.pickMooncake()
+	tb.wait("the fetched trace", `!!document.getElementById('mooncake-note') && !document.getElementById('run').disabled`, 60*time.Second)
+	full := strings.Replace(state.MooncakePreset(), "  stop: {max_virtual_time_seconds: 300}\n", "", 1)
+	if full == state.MooncakePreset() {
+		t.Fatal("no stop line in the preset")
+	}
+	tb.setYAML(full)
+	tb.wait("the whole-trace note", `document.getElementById('mooncake-note')?.textContent.includes('The whole trace')`, 5*time.Second)
+	runMs := tb.clickRun().Milliseconds()
+	start := time.Now()
+	want, n := mooncakeCards(t, full)
+	native := time.Since(start).Milliseconds()
+	if got := tb.pageCards(); got != want {
+		t.Errorf("page cards %q, native %q", got, want)
+	}
+	t.Logf("whole trace (%d requests): page Run → summary %d ms, native replay.Run %d ms", n, runMs, native)
+	writeMeasure(t, "mooncake whole trace", "page "+strconv.FormatInt(runMs, 10)+" ms, native "+strconv.FormatInt(native, 10)+" ms")
+}
