@@ -111,7 +111,7 @@ func TestLimitsRefuseTheSameJobEverywhere(t *testing.T) {
 		{"10^9 synthetic sessions", Job{Name: "s.yaml", Config: []byte(syntheticConfig), Sets: []string{
 			"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 500, output_tokens_per_turn: 50, session: {turns: 8}}",
 			"traffic.stop={sessions: 1000000000}"}},
-			"--set traffic.stop={sessions: 1000000000}: traffic.stop.sessions: the run would need about 40.5 TiB of memory (8,000,000,000 requests, 4,400,000,000,000 tokens, 200,000 G1 and 0 G2 blocks), more than the limit of 1.5 GiB"},
+			"--set traffic.stop={sessions: 1000000000}: traffic.stop.sessions: the run would need about 40.4 TiB of memory (8,000,000,000 requests, 4,400,000,000,000 tokens, 200,000 G1 and 0 G2 blocks), more than the limit of 1.5 GiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, lim := range []Limits{{}, tight} {
