@@ -1,6 +1,6 @@
 // Package request owns the state of one request (one turn of a session) as
 // the scheduler, the G1 pool's users and the connector profiles see it: its
-// tokens and block identities, how much of it has KV, its G1 block table and
+// token count and block identities (no token array), how much of it has KV, its G1 block table and
 // its connector bookkeeping. It holds data only; the rules live in package
 // scheduler (the vLLM pass) and package connector (the G2 hooks).
 package request
