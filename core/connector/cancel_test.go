@@ -15,6 +15,7 @@ import (
 func loadScenario(t *testing.T) (*rig, *request.Request, int32, int32) {
 	t.Helper()
 	g := newRig(profile(t, v024), 5, 8)
+	first := g.next
 	a := g.request(0, 13, 1)
 	g.compute(a, 13)
 	g.a.ObserveCompletedBlocks(a, 0, 13, 0) // stores b0 b1 b2
@@ -26,8 +27,10 @@ func loadScenario(t *testing.T) (*rig, *request.Request, int32, int32) {
 	if g.pool.Has(a.Seq.IDs[2]) || !g.pool.Has(a.Seq.IDs[0]) || !g.pool.Has(a.Seq.IDs[1]) {
 		t.Fatal("scenario broken: want b0, b1 in G1 and b2 evicted")
 	}
-	r := &request.Request{Index: 1, Tokens: a.Tokens, PromptLen: 13, MaxOutput: 1, Seq: &identity.Sequence{}}
-	r.Seq.Extend(g.ids, r.Tokens, 4, 1)
+	r := &request.Request{Index: 1, Known: a.Known, PromptLen: 13, MaxOutput: 1, Seq: &identity.Sequence{}}
+	for k := range uint32(a.Known) { // a's tokens
+		r.Seq.AppendToken(g.ids, first+k, 4, 1)
+	}
 	hits, _ := g.pool.Lookup(r.Seq.IDs[:3])
 	res, hit := g.a.Lookup(r, hits, 10)
 	if hits != 2 || res != connector.Hit || len(hit) != 1 {

@@ -632,12 +632,11 @@ func newRig(rules connector.Rules, g1Blocks, g2Blocks int) *rig {
 
 // request makes a request with a fresh prompt of n tokens.
 func (g *rig) request(index int32, n, out int) *request.Request {
-	r := &request.Request{Index: index, PromptLen: n, MaxOutput: out, Seq: &identity.Sequence{}}
+	r := &request.Request{Index: index, Known: n, PromptLen: n, MaxOutput: out, Seq: &identity.Sequence{}}
 	for range n {
-		r.Tokens = append(r.Tokens, g.next)
+		r.Seq.AppendToken(g.ids, g.next, 4, index)
 		g.next++
 	}
-	r.Seq.Extend(g.ids, r.Tokens, 4, index)
 	return r
 }
 

@@ -29,10 +29,10 @@ func (e *Engine) Cancel(i int) bool {
 	e.cancels = append(e.cancels, int32(i))
 	e.applyCancels(e.now)
 	r := &e.reqs[i]
-	tokens := r.Tokens
+	known := r.Known
 	e.turnDone(r, e.now, false)
 	if len(e.cancels) > 0 && e.cancels[len(e.cancels)-1] == int32(i) {
-		r.Tokens = tokens // the pass in flight still works on them until its end
+		r.Known = known // the pass in flight still works on them until its end
 	}
 	return true
 }
@@ -58,13 +58,13 @@ func (e *Engine) applyCancels(now vtime.Time) bool {
 		switch {
 		case r.Status == request.Finished || r.Status == request.Rejected:
 			changed = true // it ended in the pass the abort waited for
-			r.Tokens = nil
+			r.Known = 0
 		case w.busy:
 			kept = append(kept, i)
 		case rk.Rank.Cancel(r, now):
 			changed = true
 			w.poked = true
-			r.Tokens = nil
+			r.Known = 0
 			if e.opts.Check && e.checkErr == nil {
 				e.checkErr = e.check(rk)
 			}

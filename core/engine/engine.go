@@ -133,9 +133,9 @@ type worker struct {
 }
 
 type session struct {
-	tokens []uint32
-	seq    identity.Sequence
-	first  int // global index of turn 0
+	known int // tokens in the session's history (accumulating sessions)
+	seq   identity.Sequence
+	first int // global index of turn 0
 }
 
 // Engine is one replay run.
@@ -1055,16 +1055,18 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 func (e *Engine) turnDone(r *request.Request, at vtime.Time, completed bool) {
 	e.done++
 	if e.agentic != nil {
-		r.Tokens = nil
+		r.Known = 0
 		e.agenticDone(r, at, completed)
 		return
 	}
 	s := &e.sessions[r.Session]
 	ws := &e.wl.Sessions[r.Session]
 	if e.wl.Accumulate {
-		s.tokens = r.Tokens // generated tokens join the session's history
+		// The generated tokens join the session's history (its Seq, which r
+		// shares).
+		s.known = r.Known
 	}
-	r.Tokens = nil
+	r.Known = 0
 	if e.slotCap != nil && len(r.Slots) == 0 {
 		// The turn is done and its blocks released: its block table and
 		// (without accumulation) identities are no longer read.
@@ -1080,7 +1082,7 @@ func (e *Engine) turnDone(r *request.Request, at vtime.Time, completed bool) {
 	}
 	// A rejected turn ends its session
 	// (docs/model/traffic.md ("A rejected turn ends its session"), a Decision).
-	s.tokens, s.seq.IDs = nil, nil
+	s.known, s.seq = 0, identity.Sequence{}
 	e.driver.SessionDone(at, e.startSession)
 }
 
@@ -1098,25 +1100,28 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	t := &e.wl.Sessions[sIdx].Turns[turn]
 	r := &e.reqs[s.first+int(turn)]
 	rec := &e.Records[r.Index]
+	// The turn's content is appended run by run: a Mooncake hash id stands
+	// for block_size copies of one token, and no token array is built
+	// (docs/performance.md ("Dispatch without token arrays")).
 	if e.wl.Accumulate {
-		if s.tokens == nil {
+		if s.seq.IDs == nil {
 			n := sessionTokens(&e.wl.Sessions[sIdx])
-			s.tokens = make([]uint32, 0, n)
 			s.seq.IDs = make([]identity.ID, 0, n/e.bs+1)
 		}
-		s.tokens = appendContent(s.tokens, t)
-		r.Tokens = s.tokens
 		r.Seq = &s.seq
+		r.Known = s.known + contentLen(t)
 	} else {
 		n := t.ContentLength + t.OutputLength
-		r.Tokens = appendContent(make([]uint32, 0, n), t)
 		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
+		r.Known = contentLen(t)
 	}
-	r.Seq.Extend(e.ids, r.Tokens, e.bs, r.Index)
+	if t.RunLength > 0 {
+		r.Seq.AppendContent(e.ids, t.Content, t.RunLength, t.ContentLength, e.bs, r.Index)
+	}
 	if e.slotCap != nil && r.Slots == nil {
 		r.Slots = make([]int32, 0, e.slotCap[r.Index])
 	}
-	r.PromptLen = len(r.Tokens)
+	r.PromptLen = r.Known
 	r.MaxOutput = t.OutputLength
 	r.OutputIDs = t.OutputTokens
 	rec.InputLength = r.PromptLen
@@ -1145,15 +1150,9 @@ func sessionTokens(s *trace.Session) int {
 	return n
 }
 
-func appendContent(dst []uint32, t *trace.Turn) []uint32 {
-	n := 0
-	for _, id := range t.Content {
-		for k := 0; k < t.RunLength && n < t.ContentLength; k++ {
-			dst = append(dst, id)
-			n++
-		}
-	}
-	return dst
+// contentLen is the number of tokens the turn's own content expands to.
+func contentLen(t *trace.Turn) int {
+	return max(0, min(t.ContentLength, len(t.Content)*t.RunLength))
 }
 
 // G2Stats sums the connector counters of every rank.

@@ -35,7 +35,7 @@ func (e *Engine) sourceHeld(src *Rank, r *request.Request, t vtime.Time) {
 	rec.SourceHeldMs = t
 	dr, h := e.decodePlace.route(r, "decode")
 	d := &e.reqsD[r.Index]
-	*d = request.Request{Index: r.Index, Session: r.Session, Turn: r.Turn, Tokens: r.Tokens[:r.PromptLen:cap(r.Tokens)],
+	*d = request.Request{Index: r.Index, Session: r.Session, Turn: r.Turn, Known: r.PromptLen,
 		Seq: r.Seq, PromptLen: r.PromptLen, MaxOutput: e.wl.Sessions[r.Session].Turns[r.Turn].OutputLength,
 		OutputIDs: r.OutputIDs, Order: dr.NextOrder(), Slots: d.Slots[:0]}
 	e.srcRank[r.Index] = src

@@ -94,11 +94,13 @@ func (p *Pool) SetObserver(o Observer) { p.obs = o }
 // copyRange is the oldest and newest cached copy of one identity.
 type copyRange struct{ first, last int32 }
 
-// SizeIndex makes room in the identity index for about n identities (at
-// most the pool's slots, the most it can hold), so a run that knows its
-// workload never regrows it.
+// SizeIndex makes room in the identity index for about n identities, at
+// most a quarter of the pool's slots: a pool holds one index entry per
+// distinct identity it caches, and a full-size table (two slots per G1
+// block, 12 bytes each) would mostly stay empty; a pool that holds more
+// regrows it (a few times per run at most).
 func (p *Pool) SizeIndex(n int) {
-	p.copies.Reserve(min(n, len(p.slots)))
+	p.copies.Reserve(min(n, len(p.slots)/4))
 }
 
 // For says which request (global index) the following allocations,
@@ -506,7 +508,7 @@ func (p *Pool) unlink(s int32) {
 
 func (p *Pool) index(s int32) {
 	sl := &p.slots[s]
-	c, ok := p.copies.Get(int32(sl.id))
+	c, ok := p.copies.Upsert(int32(sl.id))
 	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
 	if ok {
 		sl.dupPrev = c.last
@@ -515,7 +517,6 @@ func (p *Pool) index(s int32) {
 		c.first = s
 	}
 	c.last = s
-	p.copies.Set(int32(sl.id), c)
 }
 
 func (p *Pool) unindex(s int32) {
@@ -524,7 +525,7 @@ func (p *Pool) unindex(s int32) {
 	if sl.dupPrev == nilSlot && sl.dupNext == nilSlot {
 		p.copies.Delete(id) // the identity's only copy
 	} else {
-		c, _ := p.copies.Get(id)
+		c, _ := p.copies.Upsert(id) // held: it has another copy
 		if sl.dupPrev != nilSlot {
 			p.slots[sl.dupPrev].dupNext = sl.dupNext
 		} else {
@@ -535,7 +536,6 @@ func (p *Pool) unindex(s int32) {
 		} else {
 			c.last = sl.dupPrev
 		}
-		p.copies.Set(id, c)
 	}
 	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
 }

@@ -189,8 +189,104 @@ func fmix(h uint64) uint64 {
 // Sequence is the growing list of identities of one token sequence's full
 // blocks. It extends itself incrementally as tokens are appended, so a
 // multi-turn session hashes every block exactly once.
+//
+// A sequence is fed either a whole token slice (Extend, which reads the
+// tokens past its last full block) or token by token and run by run
+// (AppendRun, AppendToken, AppendContent), which keep only the tokens of the
+// partial last block: a run of n copies of one token (a Mooncake hash block
+// expanded to its 512 tokens) is hashed block by block without building
+// the token array. Both give the same identities
+// (TestSequence_RunsEqualTokens); one sequence uses one of the two.
 type Sequence struct {
 	IDs []ID
+	// tail holds the tokens after the last full block (the Append methods).
+	tail []uint32
+}
+
+// chainRun returns Chain(parent, pre followed by n copies of x) without
+// building that slice.
+func chainRun(parent uint64, pre []uint32, x uint32, n int) uint64 {
+	h := parent ^ (uint64(len(pre)+n) * 0x9e3779b97f4a7c15)
+	i := 0
+	for ; i+1 < len(pre); i += 2 {
+		h = fmix(h ^ (uint64(pre[i])<<32 | uint64(pre[i+1])))
+	}
+	if i < len(pre) {
+		if n == 0 {
+			h = fmix(h ^ uint64(pre[i]) ^ 0xff51afd7ed558ccd)
+			return fmix(h + 0x632be59bd9b4e019)
+		}
+		h = fmix(h ^ (uint64(pre[i])<<32 | uint64(x)))
+		n--
+	}
+	xx := uint64(x)<<32 | uint64(x)
+	for ; n >= 2; n -= 2 {
+		h = fmix(h ^ xx)
+	}
+	if n == 1 {
+		h = fmix(h ^ uint64(x) ^ 0xff51afd7ed558ccd)
+	}
+	return fmix(h + 0x632be59bd9b4e019)
+}
+
+// AppendRun appends n copies of token x, interning the identity of every
+// block they complete (named after request req).
+func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
+	if len(s.tail)+n < blockSize {
+		if s.tail == nil {
+			s.tail = make([]uint32, 0, blockSize)
+		}
+		for range n {
+			s.tail = append(s.tail, x)
+		}
+		return
+	}
+	parent, last := None, Root
+	if k := len(s.IDs); k > 0 {
+		parent = s.IDs[k-1]
+		last = t.node(parent).hash
+	}
+	for len(s.tail)+n >= blockSize {
+		take := blockSize - len(s.tail)
+		h := chainRun(last, s.tail, x, take)
+		id := t.Child(parent, h, Origin{Request: req, Block: int32(len(s.IDs))})
+		s.IDs = append(s.IDs, id)
+		parent, last = id, h
+		s.tail = s.tail[:0]
+		n -= take
+	}
+	if n > 0 && s.tail == nil {
+		s.tail = make([]uint32, 0, blockSize)
+	}
+	for range n {
+		s.tail = append(s.tail, x)
+	}
+}
+
+// AppendToken appends one token (a generated one).
+func (s *Sequence) AppendToken(t *Table, x uint32, blockSize int, req int32) {
+	if len(s.tail)+1 < blockSize {
+		if s.tail == nil {
+			s.tail = make([]uint32, 0, blockSize)
+		}
+		s.tail = append(s.tail, x)
+		return
+	}
+	s.AppendRun(t, x, 1, blockSize, req)
+}
+
+// AppendContent appends the run-length encoded content ids (each standing
+// for run copies of itself), truncated to length tokens.
+func (s *Sequence) AppendContent(t *Table, ids []uint32, run, length, blockSize int, req int32) {
+	run = max(run, 1)
+	for _, id := range ids {
+		if length <= 0 {
+			break
+		}
+		n := min(run, length)
+		s.AppendRun(t, id, n, blockSize, req)
+		length -= n
+	}
 }
 
 // Extend computes the identities of every full block of tokens not yet

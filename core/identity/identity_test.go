@@ -1,6 +1,10 @@
 package identity_test
 
 import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/kvsim/kvsim/core/trace"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/identity"
@@ -118,6 +122,61 @@ func TestTable_PagesAndOriginRuns(t *testing.T) {
 	for j, id := range again.IDs {
 		if id != seqs[1].IDs[j] {
 			t.Fatalf("block %d: identity %d, want %d", j, id, seqs[1].IDs[j])
+		}
+	}
+}
+
+// TestSequence_RunsEqualTokens feeds random sessions (run-length encoded
+// content, then generated tokens one by one, then more content, over block
+// sizes that do and do not divide the runs) to two tables: one through the
+// token path (a materialised token slice and Extend, as the engine did) and
+// one through AppendContent / AppendToken. Every sequence's identities, the
+// table sizes, and every identity's hash and origin must be equal.
+func TestSequence_RunsEqualTokens(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	for round := range 300 {
+		bs := 1 + rng.IntN(20)
+		if round%3 == 0 {
+			bs = 16
+		}
+		ta, tb := identity.NewTable(4), identity.NewTable(4)
+		alphabet := 1 + rng.IntN(6)
+		for req := range int32(1 + rng.IntN(8)) {
+			var toks []uint32
+			var a, b identity.Sequence
+			for range 1 + rng.IntN(4) {
+				// content: ids from a small alphabet so that sequences share prefixes
+				run := 1 + rng.IntN(40)
+				if rng.IntN(2) == 0 {
+					run = bs * (1 + rng.IntN(3))
+				}
+				ids := make([]uint32, rng.IntN(6))
+				for i := range ids {
+					ids[i] = uint32(rng.IntN(alphabet))
+				}
+				length := rng.IntN(len(ids)*run + 1)
+				turn := trace.Turn{Content: ids, RunLength: run, ContentLength: length}
+				toks = turn.AppendContent(toks)
+				a.Extend(ta, toks, bs, req)
+				b.AppendContent(tb, ids, run, length, bs, req)
+				for range rng.IntN(2 * bs) {
+					x := 1<<31 + uint32(rng.IntN(3))
+					toks = append(toks, x)
+					a.Extend(ta, toks, bs, req)
+					b.AppendToken(tb, x, bs, req)
+				}
+				if !slices.Equal(a.IDs, b.IDs) {
+					t.Fatalf("round %d (block size %d) request %d: token path %v, run path %v", round, bs, req, a.IDs, b.IDs)
+				}
+			}
+		}
+		if ta.Len() != tb.Len() {
+			t.Fatalf("round %d: %d and %d identities", round, ta.Len(), tb.Len())
+		}
+		for id := range identity.ID(ta.Len()) {
+			if ta.Hash(id) != tb.Hash(id) || ta.Origin(id) != tb.Origin(id) {
+				t.Fatalf("round %d: identity %d is %x %+v and %x %+v", round, id, ta.Hash(id), ta.Origin(id), tb.Hash(id), tb.Origin(id))
+			}
 		}
 	}
 }

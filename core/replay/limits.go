@@ -93,7 +93,7 @@ func DefaultLimits() Limits {
 		MaxG2Blocks: 1 << 24,
 		// 1.5 GiB of estimated peak live heap: the Mooncake conversation
 		// trace (12,031 requests, 149 M tokens) with a 200,000-block G2
-		// tier on each of its 4 ranks is estimated at 1.22 GiB and fits;
+		// tier on each of its 4 ranks is estimated at 256 MiB and fits;
 		// the page's Web Worker (4 GiB of wasm memory, the collector's
 		// headroom, the records it keeps) could not hold much more.
 		MaxMemoryBytes: 3 << 29,
@@ -128,16 +128,21 @@ type Size struct {
 }
 
 // Per-item byte costs of the estimate: the structures the engine sizes up
-// front (engine.New), the tokens and identities it creates as requests
-// arrive, and the G1 and G2 tables.
+// front (engine.New), the identities it creates as requests arrive, and
+// the G1 and G2 tables. The engine holds no token arrays (a sequence keeps
+// only its partial last block's tokens; docs/performance.md ("Dispatch
+// without token arrays")), so a token costs only its share of a
+// block-identity list; the identity-indexed tables of the G1 pools and G2
+// tiers hold one entry per identity they cache, so they are counted per
+// block of capacity, at the most slots a full table has (index.Map doubles
+// when half full: 2 to 4 slots per key).
 const (
-	bytesPerToken    = 4 + 4.0/16 // a uint32 token and its share of a block-identity list
-	bytesPerSlot     = 4          // one int32 block-table slot
-	bytesPerGap      = 8          // one report.Gap
-	bytesPerIdentity = 24 + 8     // an identity trie node and its origin
-	bytesPerIndex    = 4 * 2      // per rank and tier: identity → slot (first, last)
-	bytesPerG1Block  = 40 + 4     // a G1 slot and its free-list entry
-	bytesPerG2Block  = 32 + 8     // a G2 entry and its policy bookkeeping
+	bytesPerToken    = 4.0 / 16      // a token's share of a block-identity list (int32 per 16-token block)
+	bytesPerSlot     = 4             // one int32 block-table slot
+	bytesPerGap      = 8             // one report.Gap
+	bytesPerIdentity = 16 + 2        // an identity trie node and its share of the origin runs and wide children
+	bytesPerG1Block  = 40 + 4 + 4*12 // a G1 slot, its free-list entry, its index entry (up to 4 slots of 12 bytes)
+	bytesPerG2Block  = 32 + 8 + 4*8  // a G2 entry, its policy bookkeeping, its index entry (up to 4 slots of 8 bytes)
 )
 
 // bytesPerRequest is one request's fixed cost: its scheduler state, its
@@ -160,7 +165,7 @@ func (s *Size) MemoryBytes() float64 {
 		slots *= 2
 	}
 	return reqs*bytesPerRequest + s.GapRuns*bytesPerGap + s.Tokens*bytesPerToken + slots*bytesPerSlot +
-		s.Identities*(bytesPerIdentity+float64(s.Indexes)*bytesPerIndex) + s.G1Total*bytesPerG1Block +
+		s.Identities*bytesPerIdentity + s.G1Total*bytesPerG1Block +
 		s.G2Total*bytesPerG2Block
 }
 

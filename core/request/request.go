@@ -1,6 +1,6 @@
 // Package request owns the state of one request (one turn of a session) as
 // the scheduler, the G1 pool's users and the connector profiles see it: its
-// tokens and block identities, how much of it has KV, its G1 block table and
+// token count and block identities (no token array), how much of it has KV, its G1 block table and
 // its connector bookkeeping. It holds data only; the rules live in package
 // scheduler (the vLLM pass) and package connector (the G2 hooks).
 package request
@@ -26,10 +26,12 @@ type Request struct {
 	Session int32
 	Turn    int32
 
-	// Tokens is the known sequence: prompt then generated tokens. For
-	// accumulating sessions it aliases the session's buffer.
-	Tokens []uint32
-	// Seq holds the identities of Tokens' full blocks.
+	// Known is the number of known tokens: prompt then generated ones. The
+	// tokens themselves are not kept: Seq interns each full block's identity
+	// as tokens are appended and holds the partial last block's tokens (for
+	// accumulating sessions Seq is the session's, shared by its turns).
+	Known int
+	// Seq holds the identities of the known tokens' full blocks.
 	Seq       *identity.Sequence
 	PromptLen int
 	MaxOutput int
@@ -77,13 +79,13 @@ type Request struct {
 }
 
 // Len is the number of known tokens.
-func (r *Request) Len() int { return len(r.Tokens) }
+func (r *Request) Len() int { return r.Known }
 
 // Remaining is the number of known tokens without KV.
-func (r *Request) Remaining() int { return len(r.Tokens) - r.Computed }
+func (r *Request) Remaining() int { return r.Known - r.Computed }
 
 // KnownBlocks is ceil(known tokens / block size).
-func (r *Request) KnownBlocks(bs int) int { return (len(r.Tokens) + bs - 1) / bs }
+func (r *Request) KnownBlocks(bs int) int { return (r.Known + bs - 1) / bs }
 
 // PromptBlocks is the number of full prompt blocks: the request's G2 keys.
 func (r *Request) PromptBlocks(bs int) int { return r.PromptLen / bs }

@@ -97,9 +97,9 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 	}
 	for _, r := range k.running {
 		tok := k.tokens.NextOutputToken(r)
-		r.Tokens = append(r.Tokens, tok)
+		r.Known++
 		r.Output++
-		r.Seq.Extend(k.ids, r.Tokens, bs, r.Index)
+		r.Seq.AppendToken(k.ids, tok, bs, r.Index)
 		pushReq(&res.Emitted, r)
 	}
 	return res

@@ -166,9 +166,9 @@ func (k *Rank) emitTokens() {
 				r.Output++
 			} else {
 				tok := k.tokens.NextOutputToken(r)
-				r.Tokens = append(r.Tokens, tok)
+				r.Known++
 				r.Output++
-				r.Seq.Extend(k.ids, r.Tokens, k.Cfg.BlockSize, r.Index)
+				r.Seq.AppendToken(k.ids, tok, k.Cfg.BlockSize, r.Index)
 			}
 			pushReq(&res.Emitted, r)
 		}

@@ -43,9 +43,9 @@ func newBench(cfg scheduler.Config) *bench {
 
 // add enqueues a request whose prompt is the given tokens.
 func (b *bench) add(out int, tokens ...uint32) *request.Request {
-	r := &request.Request{Index: b.reqs, Tokens: slices.Clone(tokens), PromptLen: len(tokens), MaxOutput: out, Seq: &identity.Sequence{}}
+	r := &request.Request{Index: b.reqs, Known: len(tokens), PromptLen: len(tokens), MaxOutput: out, Seq: &identity.Sequence{}}
 	b.reqs++
-	r.Seq.Extend(b.ids, r.Tokens, b.rk.Cfg.BlockSize, r.Index)
+	r.Seq.AppendContent(b.ids, tokens, 1, len(tokens), b.rk.Cfg.BlockSize, r.Index)
 	b.rk.Enqueue(r)
 	return r
 }

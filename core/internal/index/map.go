@@ -76,6 +76,29 @@ func (m *Map[V]) Set(k int32, v V) {
 	}
 }
 
+// Upsert returns a pointer to k's value (nonnegative k), inserting the
+// zero value when m does not hold k, and whether m held it: one probe where
+// Get then Set take two. It grows the table exactly when Set would, so a
+// sequence of operations leaves the same slot order either way. The
+// pointer is valid until m's next change.
+func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
+	if 2*(m.n+1) > len(m.keys) {
+		m.rehash(max(minSlots, 2*len(m.keys)))
+	}
+	mask := len(m.keys) - 1
+	for i := m.home(k); ; i = (i + 1) & mask {
+		switch m.keys[i] {
+		case k:
+			return &m.vals[i], true
+		case None:
+			var zero V
+			m.keys[i], m.vals[i] = k, zero
+			m.n++
+			return &m.vals[i], false
+		}
+	}
+}
+
 // Delete removes k (nothing when m does not hold it).
 func (m *Map[V]) Delete(k int32) {
 	if m.n == 0 || k < 0 {

@@ -57,3 +57,37 @@ func TestMapAgainstGoMap(t *testing.T) {
 		t.Errorf("Reserve(100): %d slots, want 256", len(empty.keys))
 	}
 }
+
+// TestMapUpsertEqualsGetSet applies the same random operations to two
+// maps, one through Get then Set and one through Upsert: the found flags,
+// the values and the slot layout (which fixes Range's order) must agree.
+func TestMapUpsertEqualsGetSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var a, b Map[int32]
+	for step := 0; step < 100000; step++ {
+		k := int32(rng.IntN(2000))
+		if rng.IntN(3) == 0 {
+			a.Delete(k)
+			b.Delete(k)
+			continue
+		}
+		d := int32(rng.IntN(10))
+		v, ok := a.Get(k)
+		a.Set(k, v+d)
+		p, found := b.Upsert(k)
+		*p += d
+		if found != ok {
+			t.Fatalf("step %d: Upsert(%d) found %v, Get %v", step, k, found, ok)
+		}
+		if step%997 == 0 || step == 99999 {
+			if len(a.keys) != len(b.keys) || a.n != b.n {
+				t.Fatalf("step %d: %d/%d slots, %d/%d keys", step, len(a.keys), len(b.keys), a.n, b.n)
+			}
+			for i := range a.keys {
+				if a.keys[i] != b.keys[i] || a.vals[i] != b.vals[i] {
+					t.Fatalf("step %d: slot %d holds %d=%d and %d=%d", step, i, a.keys[i], a.vals[i], b.keys[i], b.vals[i])
+				}
+			}
+		}
+	}
+}
