@@ -21,6 +21,7 @@ func main() {
 	// before the memory has to grow again (docs/ui.md, "When the worker
 	// dies")
 	debug.SetMemoryLimit(memoryLimit)
+	debugAllowed = func() bool { return js.Global().Get("kvsimDebug").Truthy() }
 	js.Global().Set("kvsimHandle", js.FuncOf(handle))
 	select {}
 }

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// sectionA is the default page's result rows (§A: the three connectors at
+// 192 host blocks): label, restored, recomputed.
+var sectionA = []string{"offloading v0.24|11,488|8,800", "offloading v0.32|14,144|6,544", "SimpleCPU v0.32|12,432|8,368"}
+
+// checkSectionA checks the compare rows against sectionA.
+func checkSectionA(tb *tab) {
+	tb.t.Helper()
+	rows := eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
+	if len(rows) != len(sectionA) {
+		tb.t.Fatalf("%d result rows: %q", len(rows), rows)
+	}
+	for i, w := range sectionA {
+		if !strings.HasPrefix(rows[i], w) {
+			tb.t.Errorf("row %d = %q, want prefix %q", i, rows[i], w)
+		}
+	}
+}
+
+// workerMem is the run worker's wasm memory in bytes as the page last
+// heard it, and retired the number of workers replaced for their size.
+func (tb *tab) workerMem() (mem int64, retired int) {
+	tb.t.Helper()
+	v := eval[[]float64](tb, `[+document.getElementById('runbar').dataset.workerMem, +document.getElementById('runbar').dataset.retired]`)
+	return int64(v[0]), int(v[1])
+}
+
+// TestOutOfMemory provokes a real out-of-memory death of the simulation
+// worker's Go program: through DevTools the test sets the worker's hook
+// (self.kvsimDebug) and turns the page's next run into a debug job that
+// reports progress on run 2 and then allocates 64 MiB blocks until the Go
+// runtime writes "fatal error: out of memory" and exits. The page names
+// the run and the memory in use, replaces the worker, and the next Run
+// gives the §A results.
+func TestOutOfMemory(t *testing.T) {
+	tb := newTab(t)
+	attached := chromedp.Events(tb.ctx, target.AttachedToTarget)
+	tb.open("")
+	checkSectionA(tb)
+	w := simWorker(t, tb, attached)
+	if err := chromedp.Do(w.ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		self.kvsimDebug = true;
+		const handle = self.kvsimHandle;
+		self.kvsimHandle = (m, post) => {
+			const r = JSON.parse(m.json);
+			if (r.op === 'run') {
+				r.run.debug = { variant: 1, alloc_mib: 64 };
+				m = Object.assign({}, m, { json: JSON.stringify(r) });
+			}
+			return handle(m, post);
+		};
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	d := tb.clickRun()
+	msg := tb.text("#run-error")
+	t.Logf("out of memory after %v: %q", d.Round(time.Millisecond), msg)
+	if !strings.HasPrefix(msg, "The simulator ran out of memory on run 2 of 3 (") ||
+		!strings.HasSuffix(msg, " MiB in use). It has been restarted; press Run to try again.") {
+		t.Errorf("after the out-of-memory death the page says %q", msg)
+	}
+	var mib int
+	if _, err := fmt.Sscanf(strings.ReplaceAll(msg[strings.Index(msg, "(")+1:], ",", ""), "%d", &mib); err != nil || mib < 1024 {
+		t.Errorf("memory in use %d MiB (%v)", mib, err)
+	}
+	tb.shot("26-out-of-memory")
+	tb.idle()
+	tb.clickRun()
+	if got := tb.text("#run-error"); got != "" {
+		t.Errorf("the run after the restart: %q", got)
+	}
+	checkSectionA(tb)
+	if mem, _ := tb.workerMem(); mem <= 0 || mem > 256<<20 {
+		t.Errorf("the new worker's memory: %d bytes", mem)
+	}
+}
+
+// TestLargeWorkerIsRetired: with the threshold lowered to 1 byte
+// (window.kvsimRetireBytes), the worker that ran §A is replaced before the
+// next run; that run gives the same results and the fresh worker's memory
+// stays under the default threshold (256 MiB).
+func TestLargeWorkerIsRetired(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	checkSectionA(tb)
+	mem0, retired := tb.workerMem()
+	if mem0 <= 0 || retired != 0 {
+		t.Fatalf("after the first run: worker memory %d, retired %d", mem0, retired)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.kvsimRetireBytes = 1`))
+	tb.clickRun()
+	mem1, retired := tb.workerMem()
+	t.Logf("worker memory after §A: %d bytes; after the next run on a fresh worker: %d bytes", mem0, mem1)
+	if retired != 1 {
+		t.Errorf("%d workers retired, want 1", retired)
+	}
+	if mem1 <= 0 || mem1 > 256<<20 {
+		t.Errorf("the fresh worker's memory: %d bytes", mem1)
+	}
+	checkSectionA(tb)
+	if got := tb.text("#run-error"); got != "" {
+		t.Errorf("run error %q", got)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`delete window.kvsimRetireBytes`))
+	tb.clickRun()
+	if _, retired := tb.workerMem(); retired != 1 {
+		t.Errorf("%d workers retired under the default threshold, want still 1", retired)
+	}
+	checkSectionA(tb)
+}
