@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +121,66 @@ func TestLargeWorkerIsRetired(t *testing.T) {
 		t.Errorf("%d workers retired under the default threshold, want still 1", retired)
 	}
 	checkSectionA(tb)
+}
+
+// TestMooncakeCompareMemory (opt-in: KVSIM_MOONCAKE=1; it needs
+// /work/shared/cases/mooncake or KVSIM_MOONCAKE_DIR, and about 4 GB of
+// memory) uploads the Mooncake conversation trace (mooncake, block size
+// 512), opens its config and compares the three connectors at 200,000
+// host blocks three times in one tab, logging each compare's time and the
+// worker's memory. Before the fix the second compare ran the worker out
+// of memory and the page hung on "run 3 of 3".
+func TestMooncakeCompareMemory(t *testing.T) {
+	if os.Getenv("KVSIM_MOONCAKE") != "1" {
+		t.Skip("opt-in: KVSIM_MOONCAKE=1")
+	}
+	dir := cmp.Or(os.Getenv("KVSIM_MOONCAKE_DIR"), "/work/shared/cases/mooncake")
+	yaml, err := os.ReadFile(filepath.Join(dir, "conversation.yaml"))
+	if err != nil {
+		t.Skip(err)
+	}
+	tb := newTab(t)
+	tb.open("")
+	tb.do(chromedp.Click(chromedp.CSS("details.upload summary")))
+	for _, js := range []string{`(() => { const s = document.getElementById('up-format');
+		s.value = 'mooncake'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`,
+		`(() => { const s = document.getElementById('up-block');
+		s.value = '512'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`} {
+		tb.do(chromedp.Evaluate[chromedp.Void](js))
+	}
+	tb.do(chromedp.SetUploadFiles(chromedp.ID("upload"), []string{filepath.Join(dir, "conversation_trace.jsonl")}))
+	tb.wait("the upload check", `document.getElementById('upload-note')?.textContent.includes('conversation_trace.jsonl:')`, 60*time.Second)
+	tb.setYAML(string(yaml))
+	tb.wait("the config", `document.getElementById('yaml').value.includes('replicas: 4')`, 5*time.Second)
+	if !eval[bool](tb, `!!document.querySelector('#compare-setup')`) {
+		tb.do(chromedp.Click(chromedp.ID("compare-toggle")))
+		tb.wait("compare set-up", `!!document.querySelector('#compare-setup')`, 5*time.Second)
+	}
+	for _, k := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		if !eval[bool](tb, fmt.Sprintf(`document.getElementById('cmp-%s').checked`, k)) {
+			tb.do(chromedp.Click(chromedp.ID("cmp-" + k)))
+		}
+	}
+	tb.typeInto("cmp-g2", "200000")
+	tb.settle()
+	var first []string
+	for i := range 3 {
+		d := tb.clickRun()
+		mem, retired := tb.workerMem()
+		msg := tb.text("#run-error")
+		rows := eval[[]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
+		t.Logf("compare %d: %v, worker memory %d MiB, %d workers retired, rows %q, error %q", i+1, d.Round(time.Millisecond), mem>>20, retired, rows, msg)
+		writeMeasure(t, "mooncake_compare", fmt.Sprintf("#%d %.1f s, worker memory %d MiB, retired %d", i+1, d.Seconds(), mem>>20, retired))
+		if msg != "" || len(rows) != 3 {
+			t.Fatalf("compare %d: %d rows, error %q", i+1, len(rows), msg)
+		}
+		if i == 0 {
+			first = rows
+		} else if strings.Join(rows, "\n") != strings.Join(first, "\n") {
+			t.Errorf("compare %d rows %q differ from the first %q", i+1, rows, first)
+		}
+		if i > 0 && retired != i {
+			t.Errorf("compare %d: %d workers retired, want %d", i+1, retired, i)
+		}
+	}
 }
