@@ -139,8 +139,9 @@ func TestMooncakeCompareMemory(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	tb := newTab(t)
+	tb := newTabFor(t, 10*time.Minute)
 	tb.open("")
+	t0 := time.Now()
 	tb.do(chromedp.Click(chromedp.CSS("details.upload summary")))
 	for _, js := range []string{`(() => { const s = document.getElementById('up-format');
 		s.value = 'mooncake'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`,
@@ -150,8 +151,16 @@ func TestMooncakeCompareMemory(t *testing.T) {
 	}
 	tb.do(chromedp.SetUploadFiles(chromedp.ID("upload"), []string{filepath.Join(dir, "conversation_trace.jsonl")}))
 	tb.wait("the upload check", `document.getElementById('upload-note')?.textContent.includes('conversation_trace.jsonl:')`, 60*time.Second)
-	tb.setYAML(string(yaml))
+	t.Logf("uploaded and checked in %v", time.Since(t0).Round(time.Millisecond))
+	// 200,000 host blocks; the compare sets each connector
+	withG2 := strings.Replace(string(yaml), "        capacity: {type: fixed, blocks: 40000}\n",
+		"        capacity: {type: fixed, blocks: 40000}\n        host_offload: {num_host_blocks: 200000, connector: simple_cpu_v0_32}\n", 1)
+	if withG2 == string(yaml) {
+		t.Fatal("conversation.yaml has no capacity line to add host_offload under")
+	}
+	tb.setYAML(withG2)
 	tb.wait("the config", `document.getElementById('yaml').value.includes('replicas: 4')`, 5*time.Second)
+	tb.wait("200,000 host blocks", `document.getElementById('f-g2')?.value === '200000'`, 5*time.Second)
 	if !eval[bool](tb, `!!document.querySelector('#compare-setup')`) {
 		tb.do(chromedp.Click(chromedp.ID("compare-toggle")))
 		tb.wait("compare set-up", `!!document.querySelector('#compare-setup')`, 5*time.Second)
@@ -161,8 +170,9 @@ func TestMooncakeCompareMemory(t *testing.T) {
 			tb.do(chromedp.Click(chromedp.ID("cmp-" + k)))
 		}
 	}
-	tb.typeInto("cmp-g2", "200000")
 	tb.settle()
+	t.Logf("set up in %v", time.Since(t0).Round(time.Millisecond))
+	tb.shot("27-mooncake-compare-setup")
 	var first []string
 	for i := range 3 {
 		d := tb.clickRun()
