@@ -12,7 +12,11 @@
 // running out of memory), or a call into it throws (a wasm trap; the bridge
 // itself never throws). Then this worker answers nothing any more but one
 // "dead" reply naming the request it was serving, and the page replaces
-// it (docs/ui.md, "When the worker dies").
+// it (docs/ui.md, "When the worker dies"). A call that returns nothing
+// (the program exited during it) counts as a death too, and a death after
+// the runtime wrote "fatal error: out of memory" is of kind "memory".
+// Every envelope this worker posts carries "mem", the byte size of its
+// wasm memory, so the page can retire a worker that grew big.
 importScripts('../wasm_exec.js');
 
 let ready = null;
