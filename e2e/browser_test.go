@@ -145,6 +145,12 @@ type tab struct {
 
 func newTab(t *testing.T) *tab {
 	t.Helper()
+	return newTabFor(t, 3*time.Minute)
+}
+
+// newTabFor is newTab with a longer time limit for the whole tab.
+func newTabFor(t *testing.T, limit time.Duration) *tab {
+	t.Helper()
 	if skipWhy != "" {
 		if os.Getenv("E2E_REQUIRED") == "1" {
 			t.Fatal(skipWhy)
@@ -152,7 +158,7 @@ func newTab(t *testing.T) *tab {
 		t.Skip(skipWhy)
 	}
 	ctx, cancel := chromedp.NewContext(shared)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, limit)
 	tb := &tab{t: t, ctx: ctx}
 	exc := chromedp.Events(ctx, cdpruntime.ExceptionThrown)
 	cons := chromedp.Events(ctx, cdpruntime.ConsoleAPICalled)

@@ -12,18 +12,52 @@
 // running out of memory), or a call into it throws (a wasm trap; the bridge
 // itself never throws). Then this worker answers nothing any more but one
 // "dead" reply naming the request it was serving, and the page replaces
-// it (docs/ui.md, "When the worker dies").
+// it (docs/ui.md, "When the worker dies"). A call that returns nothing
+// (the program exited during it) counts as a death too, and a death after
+// the runtime wrote "fatal error: out of memory" is of kind "memory".
+// Every envelope this worker posts carries "mem", the byte size of its
+// wasm memory, so the page can retire a worker that grew big.
 importScripts('../wasm_exec.js');
 
 let ready = null;
 let dead = ''; // why the Go program stopped ('' while it runs)
+let mem = null; // the Go program's WebAssembly.Memory
+let oom = false; // the Go runtime wrote "fatal error: out of memory"
+
+// memBytes is the size of the wasm memory (it never shrinks); every reply
+// carries it as "mem", so the page can retire a worker that grew big.
+function memBytes() {
+  try {
+    return mem ? mem.buffer.byteLength : 0;
+  } catch (e) {
+    return 0;
+  }
+}
+
+// The Go runtime writes its fatal errors to stderr (fd 2) through
+// globalThis.fs.writeSync, then exits: the worker watches for the
+// out-of-memory one, to tell the page what happened.
+{
+  const write = globalThis.fs.writeSync;
+  const dec = new TextDecoder();
+  let tail = '';
+  globalThis.fs.writeSync = function (fd, buf) {
+    if (fd === 2) {
+      tail = (tail + dec.decode(buf)).slice(-512);
+      if (tail.includes('fatal error: out of memory')) oom = true;
+    }
+    return write.call(this, fd, buf);
+  };
+}
 
 // die posts the one "dead" reply; id is the request being served (0: none).
 function die(why, id) {
   if (dead) return;
   dead = why;
   indexing = 0;
-  reply({ json: JSON.stringify({ type: 'dead', id, error: { kind: 'internal', msg: why } }) });
+  const kind = oom ? 'memory' : 'internal';
+  if (oom) why = 'fatal error: out of memory';
+  reply({ json: JSON.stringify({ type: 'dead', id, error: { kind, msg: why } }) });
 }
 
 // requestID is the id of a request envelope (0 when it has none).
@@ -37,6 +71,7 @@ function requestID(m) {
 
 // reply posts an envelope; its binary payloads move instead of being copied.
 function reply(env) {
+  env.mem = memBytes();
   const transfer = Array.isArray(env.bin) ? env.bin.map((b) => b.buffer) : [];
   postMessage(env, transfer);
 }
@@ -62,6 +97,7 @@ function start(module) {
     : fetch('../sim.wasm').then((r) => r.arrayBuffer())
         .then((b) => WebAssembly.instantiate(b, go.importObject)).then((r) => r.instance);
   ready = instance.then((inst) => {
+    mem = inst.exports.mem;
     // main registers kvsimHandle, then parks; the promise settles only
     // when the Go program exits
     go.run(inst).then(() => die('the simulator exited', 0), (e) => die('the simulator stopped: ' + e, 0));
@@ -97,6 +133,11 @@ tick.port1.onmessage = () => {
     die('the simulator stopped: ' + err, id);
     return;
   }
+  if (!r || typeof r !== 'object') {
+    // the Go program exited during the call
+    die('the simulator exited', id);
+    return;
+  }
   const next = r.next;
   delete r.next;
   reply(r);
@@ -121,6 +162,11 @@ onmessage = async (e) => {
     out = self.kvsimHandle(m, (p) => reply(p));
   } catch (err) {
     die('the simulator stopped: ' + err, requestID(m));
+    return;
+  }
+  if (!out || typeof out !== 'object') {
+    // the Go program exited during the call (it returns undefined then)
+    die('the simulator exited', requestID(m));
     return;
   }
   const next = out.next;

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"image"
 	"time"
 
@@ -22,6 +23,10 @@ type Host interface {
 	// RestartWorker terminates the worker (cancelling its job) and starts
 	// a new one.
 	RestartWorker()
+	// RetireBytes is the wasm memory size above which the run worker is
+	// replaced before the next run (DefaultRetireBytes unless a test sets
+	// window.kvsimRetireBytes).
+	RetireBytes() int64
 	// PostSweep sends a job to sweep worker w (0, 1, …), starting it if
 	// needed; its replies come back through Root.Deliver with Worker set.
 	// StopSweep terminates every sweep worker. Cores is the number of
@@ -98,6 +103,9 @@ type WorkerMsg struct {
 	Worker int
 	Bins   [][]byte
 	Texts  []any
+	// Mem is the size in bytes of the worker's wasm memory when it
+	// answered (0: not known).
+	Mem int64
 }
 
 // readReply decodes a reply (a reply that does not decode carries the
@@ -133,6 +141,7 @@ type nopHost struct {
 	width     int
 	playing   bool
 	restarts  int
+	retire    int64
 	values    map[string]string
 	fetches   []fetchCall
 }
@@ -151,6 +160,7 @@ func (h *nopHost) FetchTrace(url string, _ time.Duration, progress func(int64, i
 
 func (h *nopHost) Post(msg Message)                                           { h.posted = append(h.posted, msg) }
 func (h *nopHost) RestartWorker()                                             { h.restarts++ }
+func (h *nopHost) RetireBytes() int64                                         { return cmp.Or(h.retire, DefaultRetireBytes) }
 func (h *nopHost) PostSweep(w int, msg Message)                               { h.swept = append(h.swept, sweepPost{w, msg}) }
 func (h *nopHost) StopSweep()                                                 { h.stopped++ }
 func (h *nopHost) Cores() int                                                 { return 2 }

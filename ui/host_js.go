@@ -253,6 +253,15 @@ func failedReply(req proto.Request, err error, worker int) WorkerMsg {
 		Error: &proto.Error{Kind: "internal", Msg: "a message to the worker did not encode: " + err.Error()}}}
 }
 
+// RetireBytes is window.kvsimRetireBytes when a test set it to a positive
+// number, else DefaultRetireBytes.
+func (h *jsHost) RetireBytes() int64 {
+	if v := js.Global().Get("kvsimRetireBytes"); v.Type() == js.TypeNumber && v.Float() > 0 {
+		return int64(v.Float())
+	}
+	return DefaultRetireBytes
+}
+
 func (h *jsHost) RestartWorker() {
 	if h.worker.Truthy() {
 		h.worker.Call("terminate")
@@ -334,6 +343,9 @@ func (h *jsHost) deliver(d js.Value, w int) {
 			texts[i] = t
 		}
 		m = readReply(msg, env.Bins(), texts, w)
+	}
+	if mem := d.Get("mem"); mem.Type() == js.TypeNumber {
+		m.Mem = int64(mem.Float())
 	}
 	h.env.Lock()
 	render := h.root.Deliver(m)

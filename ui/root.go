@@ -174,6 +174,9 @@ func (c *Root) PickExample(id string) {
 func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	defer c.guard()
 	render = true
+	if m.Worker < 0 && m.Mem > 0 {
+		c.Runs.WorkerMem = m.Mem
+	}
 	if m.Type == proto.MsgDead {
 		c.workerDied(m)
 		return render
@@ -221,16 +224,16 @@ func (c *Root) workerFailed(m WorkerMsg) {
 // worker at once, so the next Run works; the sweep's workers when the
 // next sweep starts.
 func (c *Root) workerDied(m WorkerMsg) {
-	why := "it stopped"
+	why, kind := "it stopped", ""
 	if m.Error != nil {
-		why = m.Error.Msg
+		why, kind = m.Error.Msg, m.Error.Kind
 	}
 	if m.Worker >= 0 {
 		c.host.StopSweep()
 		c.Sweep.failed("A sweep worker stopped (" + why + "); the sweep's results are lost. Press Run sweep to try again.")
 		return
 	}
-	c.Runs.workerDied(why)
+	c.Runs.workerDied(kind, why)
 }
 
 // Key handles the page's keyboard shortcuts; it tells whether the key was

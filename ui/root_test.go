@@ -594,3 +594,61 @@ func TestRankSummary(t *testing.T) {
 		t.Errorf("rank %d", a.Runs.Passes.pv.Rank)
 	}
 }
+
+// TestOutOfMemory: a "dead" reply of kind "memory" (sim-worker.js saw the
+// Go runtime's "fatal error: out of memory") names the run of the job it
+// was on and the memory in use; the worker is replaced and Run works.
+func TestOutOfMemory(t *testing.T) {
+	h := &nopHost{}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Run()
+	id := h.last().ID
+	p := reply(t, proto.Reply{Type: proto.MsgProgress, ID: id, Progress: &proto.Progress{Variant: 2, Done: 10, Total: 48, Variants: 3}}, nil)
+	p.Mem = 4275896320
+	a.Deliver(p)
+	if a.Runs.WorkerMem != 4275896320 {
+		t.Errorf("worker memory %d", a.Runs.WorkerMem)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgDead, ID: id,
+		Error: &proto.Error{Kind: "memory", Msg: "fatal error: out of memory"}}, nil))
+	want := "The simulator ran out of memory on run 3 of 3 (4,077 MiB in use). It has been restarted; press Run to try again."
+	if a.Runs.RunErr != want || h.restarts != 1 || a.Runs.Running || a.Runs.WorkerMem != 0 {
+		t.Errorf("error %q, restarts %d, running %v, mem %d", a.Runs.RunErr, h.restarts, a.Runs.Running, a.Runs.WorkerMem)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Run()
+	if !a.Runs.Running || a.Runs.RunErr != "" || h.restarts != 1 {
+		t.Errorf("the next run: running %v, error %q, restarts %d", a.Runs.Running, a.Runs.RunErr, h.restarts)
+	}
+}
+
+// TestRetireLargeWorker: a run worker whose memory is above the threshold
+// is replaced before the next run (not after the run, so the shown
+// results keep their passes until then); one at or below it is kept.
+func TestRetireLargeWorker(t *testing.T) {
+	h := &nopHost{retire: 100 << 20}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Runs.Run()
+	// the memory each result reports, and the restarts wanted after the
+	// result and after the next Run
+	for _, tc := range []struct {
+		mem          int64
+		after, rerun int
+	}{{100 << 20, 0, 0}, {100<<20 + 1, 0, 1}, {50 << 20, 1, 1}, {3 << 30, 1, 2}} {
+		m := reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID, Error: &proto.Error{Kind: "run", Msg: "x"}}, nil)
+		m.Mem = tc.mem
+		a.Deliver(m)
+		if h.restarts != tc.after || a.Runs.WorkerMem != tc.mem {
+			t.Errorf("memory %d: %d restarts after the run, want %d; worker memory %d", tc.mem, h.restarts, tc.after, a.Runs.WorkerMem)
+		}
+		a.Runs.Run()
+		if h.restarts != tc.rerun || a.Runs.Retired != tc.rerun || !a.Runs.Running {
+			t.Errorf("memory %d: %d restarts (%d retired) after Run, want %d; running %v", tc.mem, h.restarts, a.Runs.Retired, tc.rerun, a.Runs.Running)
+		}
+	}
+	if html := render(t, a); !strings.Contains(html, `data-retired="2"`) || !strings.Contains(html, `data-worker-mem="0"`) {
+		t.Errorf("no data attributes: %s", html[:min(len(html), 600)])
+	}
+}

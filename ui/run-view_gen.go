@@ -61,8 +61,10 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n\n  "}
 		vgparent.AppendChild(vgn)
-		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "runbar"}}}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "runbar"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "runbar"}}}
 		vgparent.AppendChild(vgn)
+		vgn.AddAttrInterface("data-retired", c.Retired)
+		vgn.AddAttrInterface("data-worker-mem", c.WorkerMem)
 		{
 			vgparent := vgn
 			_ = vgparent

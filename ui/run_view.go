@@ -42,6 +42,14 @@ type RunView struct {
 	Runs  int
 	RunMs float64
 
+	// WorkerMem is the run worker's wasm memory in bytes, as its last
+	// message said (a wasm memory never shrinks); Retired counts workers
+	// replaced because it was above Host.RetireBytes.
+	WorkerMem int64
+	Retired   int
+
+	variant, variants int // the running job's run (0-based) and its number of runs
+
 	autoRun    bool // run when the worker is ready (a link opens on its results)
 	jobID      int  // the running job's id
 	runMsg     *Message
@@ -141,13 +149,34 @@ func (c *RunView) Run() {
 	if vs == nil {
 		return
 	}
+	c.retire()
 	c.jobID = c.page.nextID()
 	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
 	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg)}
 	c.runMsg = msg
 	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
+	c.variant, c.variants = 0, max(1, len(vs))
 	c.runStart = c.page.host.Now()
 	c.page.host.Post(*msg)
+}
+
+// DefaultRetireBytes: a run worker whose wasm memory grew above this is
+// replaced before the next run (a wasm memory never shrinks, so a worker
+// that once held a big run would start every later run near the 4 GiB
+// ceiling).
+const DefaultRetireBytes = 256 << 20
+
+// retire replaces the run worker before a run when its memory is above
+// the threshold; the shown results' files and passes go with it.
+func (c *RunView) retire() {
+	if c.WorkerMem <= c.page.host.RetireBytes() {
+		return
+	}
+	c.page.host.RestartWorker()
+	c.Retired++
+	c.WorkerMem = 0
+	c.WorkerReady = false
+	c.Passes.lost()
 }
 
 // singleLabel labels the one run of single-run mode.
@@ -185,12 +214,20 @@ func (c *RunView) workerFailed(msg string) {
 // workerDied: the worker's Go program stopped. The worker is replaced at
 // once; the job it was running (if any) is lost, and so are its kept
 // results' files and passes.
-func (c *RunView) workerDied(why string) {
+func (c *RunView) workerDied(kind, why string) {
 	was := c.Running
+	mem := c.WorkerMem
+	c.WorkerMem = 0
 	c.Running, c.jobID, c.fileID, c.WorkerReady = false, -1, 0, false
 	c.Panel.Traces.cancelCheck()
 	c.Passes.lost()
 	c.page.host.RestartWorker()
+	if was && kind == "memory" {
+		c.Runs++
+		c.RunErr = fmt.Sprintf("The simulator ran out of memory on run %d of %d (%s MiB in use). "+
+			"It has been restarted; press Run to try again.", c.variant+1, c.variants, state.Thousands(mem>>20))
+		return
+	}
 	if was {
 		c.Runs++
 		c.RunErr = "The simulator stopped during this run (" + why + ") and has been restarted. " +
@@ -224,6 +261,7 @@ func (c *RunView) progress(m *proto.Progress) {
 		frac = float64(m.Done) / float64(m.Total)
 	}
 	n := max(1, m.Variants)
+	c.variant, c.variants = m.Variant, n
 	c.Progress = (float64(m.Variant) + frac) / float64(n)
 	c.ProgressMsg = fmt.Sprintf("%s of %s requests", state.Thousands(int64(m.Done)), state.Thousands(int64(m.Total)))
 	if n > 1 {

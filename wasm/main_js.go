@@ -4,15 +4,24 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 	"syscall/js"
 
 	"github.com/kvsim/kvsim/wasm/proto"
 	"github.com/kvsim/kvsim/wasm/wire"
 )
 
+// memoryLimit is the Go runtime's soft memory limit in the worker.
+const memoryLimit = 3 << 30
+
 // main registers kvsimHandle and then parks, so the worker can call it for
 // as long as it lives.
 func main() {
+	// a soft limit below the 4 GiB wasm ceiling: the GC works harder
+	// before the memory has to grow again (docs/ui.md, "When the worker
+	// dies")
+	debug.SetMemoryLimit(memoryLimit)
+	debugAllowed = func() bool { return js.Global().Get("kvsimDebug").Truthy() }
 	js.Global().Set("kvsimHandle", js.FuncOf(handle))
 	select {}
 }

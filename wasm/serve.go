@@ -90,6 +90,8 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 		}
 	}()
 	switch {
+	case req.Op == proto.OpRun && req.Run != nil && req.Run.Debug != nil:
+		return serveDebug(req.ID, req.Run, progress)
 	case req.Op == proto.OpRun && req.Run != nil:
 		return serveRun(req.ID, req.Run, in, progress)
 	case req.Op == proto.OpCheck && req.Check != nil:
@@ -397,4 +399,31 @@ func connectorOf(cfg *config.Config) string {
 		}
 	}
 	return ""
+}
+
+// debugAllowed tells whether test-only debug jobs are accepted: never
+// natively; in the worker when a test set self.kvsimDebug (main_js.go).
+var debugAllowed = func() bool { return false }
+
+// debugHog keeps a debug job's blocks alive.
+var debugHog [][]byte
+
+// serveDebug runs a DebugJob: a progress reply on its run, then
+// allocations until the runtime's "fatal error: out of memory" ends the
+// program (it does not return then).
+func serveDebug(id int, r *proto.RunJob, progress func(*answer)) *answer {
+	if !debugAllowed() {
+		return failed(proto.MsgResult, id, &jobError{Kind: "internal", Msg: "debug jobs are for tests only"})
+	}
+	d := r.Debug
+	if progress != nil {
+		progress(&answer{reply: proto.Reply{Type: proto.MsgProgress, ID: id,
+			Progress: &proto.Progress{Variant: d.Variant, Variants: max(1, len(r.Variants)), Done: 0, Total: 1}}})
+	}
+	block := max(1, d.AllocMiB) << 20
+	for {
+		b := make([]byte, block)
+		b[len(b)-1] = 1
+		debugHog = append(debugHog, b)
+	}
 }

@@ -193,3 +193,15 @@ func TestServeReady(t *testing.T) {
 		}
 	}
 }
+
+// TestDebugJobRefused: the test-only debug job (it allocates until the
+// program dies) is refused, with an error and no progress, unless the
+// worker's test hook allows it.
+func TestDebugJobRefused(t *testing.T) {
+	progressed := 0
+	r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 7, Run: &proto.RunJob{Config: "x", Debug: &proto.DebugJob{AllocMiB: 64}}},
+		nil, func(*answer) { progressed++ })
+	if r.Type != proto.MsgResult || r.ID != 7 || r.Error == nil || r.Error.Msg != "debug jobs are for tests only" || progressed != 0 {
+		t.Errorf("reply %+v, error %+v, %d progress replies", r, r.Error, progressed)
+	}
+}

@@ -62,6 +62,18 @@ type RunJob struct {
 	Requests  bool  `json:"requests,omitempty"`
 	Passes    bool  `json:"passes,omitempty"`
 	MaxPasses int64 `json:"max_passes,omitempty"`
+	// Debug replaces the run with a test-only job; the worker refuses it
+	// unless a test set its hook (self.kvsimDebug in the worker).
+	Debug *DebugJob `json:"debug,omitempty"`
+}
+
+// A DebugJob is a test-only run: it reports progress on run Variant of
+// the job's variants, then allocates AllocMiB MiB blocks and keeps them
+// until the Go runtime runs out of memory and the program dies (the
+// browser test of the page's out-of-memory message, e2e TestOutOfMemory).
+type DebugJob struct {
+	Variant  int `json:"variant"`
+	AllocMiB int `json:"alloc_mib"`
 }
 
 // A TraceText is an uploaded trace: the path the config names and its
