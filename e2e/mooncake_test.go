@@ -64,6 +64,11 @@ func mooncakeHandler(next http.Handler) http.Handler {
 			<-r.Context().Done() // the page aborts the fetch
 			return
 		}
+		// each test fetches the trace itself: without this the browser's
+		// heuristic cache answers a later test's fetch (CI ran
+		// TestMooncakeBuiltin first and TestMooncakeFetchFails never saw
+		// its 404)
+		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
 }
