@@ -194,7 +194,9 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 		if m.Ready != nil {
 			c.Policies = m.Ready.Policies
 		}
-		c.Runs.ready()
+		if m.Worker < 0 {
+			c.Runs.ready() // a (fresh) sweep worker's ready says nothing of the run worker
+		}
 	case proto.MsgProgress, proto.MsgResult, proto.MsgFile:
 		render = c.Runs.deliver(m)
 	case proto.MsgChecked:

@@ -740,4 +740,11 @@ func TestRetireLargeSweepWorkers(t *testing.T) {
 	if a1.Sweep.Retired != 9 {
 		t.Errorf("workers retired after a cancel: %d", a1.Sweep.Retired)
 	}
+	// a fresh sweep worker's ready does not make the run worker ready
+	m := reply(t, proto.Reply{Type: proto.MsgReady}, nil)
+	m.Worker = 1
+	a1.Deliver(m)
+	if a1.Runs.WorkerReady {
+		t.Error("a sweep worker's ready made the run worker ready")
+	}
 }
