@@ -203,3 +203,48 @@ func TestMooncakeCompareMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepWorkersAreRetired: a sweep of 6 points on 2 Web Workers, then
+// the same sweep with the threshold lowered to 1 byte
+// (window.kvsimRetireBytes): every sweep worker is replaced before its
+// next job (2 idle ones before the sweep, worker 0 after the plan, and
+// one after each of the 4 points that is followed by a point, and before
+// the files: 8), and the sweep table is the one without replacements.
+func TestSweepWorkersAreRetired(t *testing.T) {
+	tb := newTab(t)
+	tb.open("#view=sweep")
+	tb.wait("the sweep view", `!!document.getElementById('sweep-run') && !document.getElementById('sweep-run').disabled`, 10*time.Second)
+	tb.do(chromedp.SetValue(chromedp.ID("sweep-vary"), "host_offload.num_host_blocks=192,2048\nconnector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32"))
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('sweep-vary').dispatchEvent(new Event('change', {bubbles: true}))`))
+	tb.typeInto("sweep-workers", "2")
+	tb.wait("no workers message", `!document.getElementById('err-sweep-workers')`, 5*time.Second)
+	table := func() []string {
+		return eval[[]string](tb, `[...document.querySelectorAll('#sweep-points tr[data-key]')].map(r => [...r.cells].map(c => c.textContent.trim()).join('|'))`)
+	}
+	retired := func() int { return eval[int](tb, `+document.getElementById('sweep').dataset.retired`) }
+	t0 := time.Now()
+	tb.do(chromedp.Click(chromedp.ID("sweep-run")))
+	tb.wait("the finished sweep", `!!document.querySelector('#sweep[data-finished]')`, 120*time.Second)
+	d0 := time.Since(t0)
+	want := table()
+	if len(want) != 6 || retired() != 0 {
+		t.Fatalf("first sweep: %d rows, %d workers retired: %q", len(want), retired(), want)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.kvsimRetireBytes = 1`))
+	t1 := time.Now()
+	tb.do(chromedp.Click(chromedp.ID("sweep-run")))
+	tb.wait("the sweep with replacements", `+document.getElementById('sweep').dataset.retired > 0 && !!document.querySelector('#sweep[data-finished]')`, 120*time.Second)
+	d1 := time.Since(t1)
+	got := table()
+	t.Logf("6 points on 2 workers: %v; with every worker replaced before its next job: %v, %d retired; status %q",
+		d0.Round(time.Millisecond), d1.Round(time.Millisecond), retired(), tb.text("#sweep-status"))
+	if n := retired(); n != 8 {
+		t.Errorf("%d sweep workers retired, want 8", n)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the table with replacements:\n%s\nwithout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if msg := eval[string](tb, `document.getElementById('sweep-error')?.textContent ?? ''`); msg != "" {
+		t.Errorf("sweep error %q", msg)
+	}
+}

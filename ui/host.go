@@ -23,16 +23,19 @@ type Host interface {
 	// RestartWorker terminates the worker (cancelling its job) and starts
 	// a new one.
 	RestartWorker()
-	// RetireBytes is the wasm memory size above which the run worker is
-	// replaced before the next run (DefaultRetireBytes unless a test sets
-	// window.kvsimRetireBytes).
+	// RetireBytes is the wasm memory size above which a worker (the run
+	// worker, or a sweep worker) is replaced before its next job
+	// (DefaultRetireBytes unless a test sets window.kvsimRetireBytes).
 	RetireBytes() int64
 	// PostSweep sends a job to sweep worker w (0, 1, …), starting it if
 	// needed; its replies come back through Root.Deliver with Worker set.
-	// StopSweep terminates every sweep worker. Cores is the number of
-	// workers the browser suggests (navigator.hardwareConcurrency).
+	// StopSweep terminates every sweep worker; RestartSweepWorker
+	// terminates sweep worker w, and PostSweep starts a fresh one in its
+	// place. Cores is the number of workers the browser suggests
+	// (navigator.hardwareConcurrency).
 	PostSweep(w int, msg Message)
 	StopSweep()
+	RestartSweepWorker(w int)
 	Cores() int
 	// SetFragment replaces the URL's fragment without a navigation.
 	SetFragment(frag string)
@@ -133,17 +136,18 @@ func (m *WorkerMsg) Text(r proto.TextRef) any {
 // nopHost records what the page asks of the browser; tests (and native
 // renders) use it.
 type nopHost struct {
-	posted    []Message
-	swept     []sweepPost
-	stopped   int
-	frag      string
-	downloads []string
-	width     int
-	playing   bool
-	restarts  int
-	retire    int64
-	values    map[string]string
-	fetches   []fetchCall
+	posted        []Message
+	swept         []sweepPost
+	stopped       int
+	frag          string
+	downloads     []string
+	width         int
+	playing       bool
+	restarts      int
+	sweepRestarts []int // the sweep workers restarted, in order
+	retire        int64
+	values        map[string]string
+	fetches       []fetchCall
 }
 
 // fetchCall is one FetchTrace call the fake host holds; a test finishes
@@ -163,6 +167,7 @@ func (h *nopHost) RestartWorker()                                             { 
 func (h *nopHost) RetireBytes() int64                                         { return cmp.Or(h.retire, DefaultRetireBytes) }
 func (h *nopHost) PostSweep(w int, msg Message)                               { h.swept = append(h.swept, sweepPost{w, msg}) }
 func (h *nopHost) StopSweep()                                                 { h.stopped++ }
+func (h *nopHost) RestartSweepWorker(w int)                                   { h.sweepRestarts = append(h.sweepRestarts, w) }
 func (h *nopHost) Cores() int                                                 { return 2 }
 func (h *nopHost) SetFragment(f string)                                       { h.frag = f }
 func (h *nopHost) Download(name string, _ any)                                { h.downloads = append(h.downloads, name) }

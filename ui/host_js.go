@@ -287,36 +287,55 @@ func (h *jsHost) PostSweep(w int, m Message) {
 		return
 	}
 	for len(h.sweepers) <= w {
-		k := len(h.sweepers)
-		wk := js.Global().Get("Worker").New("public/sim-worker.js")
-		if len(h.sweepFns) <= k {
-			h.sweepFns = append(h.sweepFns, js.FuncOf(func(_ js.Value, args []js.Value) any {
-				defer recoverJS("sweep worker message")
-				h.deliver(args[0].Get("data"), k)
-				return nil
-			}))
-		}
-		wk.Set("onmessage", h.sweepFns[k])
-		wk.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
-			defer recoverJS("sweep worker error")
-			msg := jsErrorText(args[0])
-			h.locked(func() { h.root.Sweep.failed("A sweep worker failed: " + msg) })
-			return nil
-		}))
-		h.init(wk)
-		h.sweepers = append(h.sweepers, wk)
+		h.sweepers = append(h.sweepers, js.Undefined())
+	}
+	if !h.sweepers[w].Truthy() {
+		h.sweepers[w] = h.startSweeper(w)
 	}
 	if err := h.post(h.sweepers[w], m); err != nil {
 		h.root.Deliver(failedReply(m.Req, err, w))
 	}
 }
 
+// startSweeper starts sweep worker k with its message handler (kept
+// across the workers that take slot k).
+func (h *jsHost) startSweeper(k int) js.Value {
+	wk := js.Global().Get("Worker").New("public/sim-worker.js")
+	if len(h.sweepFns) <= k {
+		h.sweepFns = append(h.sweepFns, js.FuncOf(func(_ js.Value, args []js.Value) any {
+			defer recoverJS("sweep worker message")
+			h.deliver(args[0].Get("data"), k)
+			return nil
+		}))
+	}
+	wk.Set("onmessage", h.sweepFns[k])
+	wk.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("sweep worker error")
+		msg := jsErrorText(args[0])
+		h.locked(func() { h.root.Sweep.failed("A sweep worker failed: " + msg) })
+		return nil
+	}))
+	h.init(wk)
+	return wk
+}
+
 // StopSweep terminates the sweep workers.
 func (h *jsHost) StopSweep() {
 	for _, wk := range h.sweepers {
-		wk.Call("terminate")
+		if wk.Truthy() {
+			wk.Call("terminate")
+		}
 	}
 	h.sweepers = nil
+}
+
+// RestartSweepWorker terminates sweep worker w; the next PostSweep to w
+// starts a fresh one.
+func (h *jsHost) RestartSweepWorker(w int) {
+	if w < len(h.sweepers) && h.sweepers[w].Truthy() {
+		h.sweepers[w].Call("terminate")
+		h.sweepers[w] = js.Undefined()
+	}
 }
 
 // Cores is navigator.hardwareConcurrency (1 when unknown).

@@ -177,6 +177,9 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	if m.Worker < 0 && m.Mem > 0 {
 		c.Runs.WorkerMem = m.Mem
 	}
+	if m.Worker >= 0 && m.Mem > 0 {
+		c.Sweep.noteMem(m.Worker, m.Mem)
+	}
 	if m.Type == proto.MsgDead {
 		c.workerDied(m)
 		return render
@@ -191,7 +194,9 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 		if m.Ready != nil {
 			c.Policies = m.Ready.Policies
 		}
-		c.Runs.ready()
+		if m.Worker < 0 {
+			c.Runs.ready() // a (fresh) sweep worker's ready says nothing of the run worker
+		}
 	case proto.MsgProgress, proto.MsgResult, proto.MsgFile:
 		render = c.Runs.deliver(m)
 	case proto.MsgChecked:
@@ -229,7 +234,7 @@ func (c *Root) workerDied(m WorkerMsg) {
 		why, kind = m.Error.Msg, m.Error.Kind
 	}
 	if m.Worker >= 0 {
-		c.host.StopSweep()
+		c.Sweep.stop()
 		c.Sweep.failed("A sweep worker stopped (" + why + "); the sweep's results are lost. Press Run sweep to try again.")
 		return
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -650,5 +653,98 @@ func TestRetireLargeWorker(t *testing.T) {
 	}
 	if html := render(t, a); !strings.Contains(html, `data-retired="2"`) || !strings.Contains(html, `data-worker-mem="0"`) {
 		t.Errorf("no data attributes: %s", html[:min(len(html), 600)])
+	}
+}
+
+// sweepWithMem runs a sweep of 7 points on 3 workers on the fake host,
+// every reply reporting mem bytes of wasm memory, answering the jobs in
+// the order they were posted from the worker each went to, then starts
+// the next sweep. It returns the root, the host and the jobs of the
+// first sweep as "worker:op:index" (index -1: plan or collect).
+func sweepWithMem(t *testing.T, retire, mem int64) (*Root, *nopHost, []string) {
+	t.Helper()
+	h := &nopHost{width: 900, retire: retire}
+	a := NewRoot(h, "#view=sweep")
+	a.Sweep.SetWorkers("3")
+	a.Sweep.Run()
+	id := h.swept[0].msg.Req.ID
+	plan := proto.SweepPlan{Points: 7, Axes: []proto.SweepAxis{
+		{Path: "host_offload.num_host_blocks", Values: []string{"1", "2", "3", "4", "5", "6", "7"}, Numeric: true}}}
+	var jobs []string
+	for k := 0; k < len(h.swept) && k < 100; k++ {
+		p := h.swept[k]
+		var m WorkerMsg
+		switch req := p.msg.Req; req.Op {
+		case proto.OpSweepPlan:
+			m = reply(t, proto.Reply{Type: proto.OpSweepPlan, ID: id, SweepPlan: &plan}, nil)
+			jobs = append(jobs, fmt.Sprintf("%d:plan", p.w))
+		case proto.OpSweepPoint:
+			i := req.SweepPoint.Index
+			pt := proto.SweepPoint{Restored: strconv.Itoa(1000 * i), Recomputed: strconv.Itoa(7 - i), TTFTP50: "6", TTFTP99: "71"}
+			m = reply(t, proto.Reply{Type: proto.OpSweepPoint, ID: id, SweepPoint: &proto.PointReply{Index: i, Summary: 1, Point: pt}},
+				nil, fmt.Sprintf("{%d}", i))
+			jobs = append(jobs, fmt.Sprintf("%d:point:%d", p.w, i))
+		case proto.OpSweepCollect:
+			var sums []string
+			for _, r := range req.SweepCollect.Summaries {
+				sums = append(sums, p.msg.Texts[r-1].(string))
+			}
+			jobs = append(jobs, fmt.Sprintf("%d:collect:%s", p.w, strings.Join(sums, "")))
+			m = reply(t, proto.Reply{Type: proto.OpSweepCollect, ID: id, SweepFiles: &proto.SweepFiles{CSV: 1, JSON: 2}}, nil, "a,b\n", "{}")
+		}
+		m.Worker, m.Mem = p.w, mem
+		a.Deliver(m)
+	}
+	if a.Sweep.Running || a.Sweep.CSV == nil || a.Sweep.Done != 7 {
+		t.Fatalf("the sweep did not finish: running %v, %d done, error %q", a.Sweep.Running, a.Sweep.Done, a.Sweep.Err)
+	}
+	a.Sweep.Run()
+	return a, h, jobs
+}
+
+// TestRetireLargeSweepWorkers: a sweep worker whose reported memory is
+// above the threshold is replaced before its next job (a point or the
+// files) and, when idle, before the next sweep; every point is handed
+// out once, to the same workers in the same order, and the points and
+// files are those of the sweep without replacements.
+func TestRetireLargeSweepWorkers(t *testing.T) {
+	a0, h0, jobs0 := sweepWithMem(t, 0, 10<<20) // below DefaultRetireBytes: no replacement
+	a1, h1, jobs1 := sweepWithMem(t, 100<<20, 100<<20+1)
+	if len(h0.sweepRestarts) != 0 || a0.Sweep.Retired != 0 {
+		t.Errorf("below the threshold: %d restarts, %d retired", len(h0.sweepRestarts), a0.Sweep.Retired)
+	}
+	want := []string{"0:plan", "0:point:0", "1:point:1", "2:point:2", "0:point:3", "1:point:4", "2:point:5", "0:point:6",
+		"0:collect:{0}{1}{2}{3}{4}{5}{6}"}
+	if !slices.Equal(jobs0, want) || !slices.Equal(jobs1, want) {
+		t.Errorf("jobs without replacement %v\nwith %v\nwant %v", jobs0, jobs1, want)
+	}
+	if !reflect.DeepEqual(a0.Sweep.Points, a1.Sweep.Points) {
+		t.Errorf("points differ:\n%+v\n%+v", a0.Sweep.Points, a1.Sweep.Points)
+	}
+	// worker 0 after the plan; each worker after a point it is followed
+	// by another (0, 1, 2, 0), worker 0 before the files; then, at the
+	// next sweep, the three idle workers
+	restarts := []int{0, 0, 1, 2, 0, 0, 0, 1, 2}
+	if !slices.Equal(h1.sweepRestarts, restarts) || a1.Sweep.Retired != len(restarts) {
+		t.Errorf("restarts %v (%d retired), want %v", h1.sweepRestarts, a1.Sweep.Retired, restarts)
+	}
+	// the restarts come before the jobs: the next sweep's plan goes to a
+	// fresh worker 0
+	if last := h1.swept[len(h1.swept)-1]; last.w != 0 || last.msg.Req.Op != proto.OpSweepPlan {
+		t.Errorf("next sweep's plan %+v", last)
+	}
+	mustContain(t, render(t, a1), `data-retired="9"`)
+	// a stopped sweep's workers are gone, and so is their memory
+	a1.Sweep.Cancel()
+	a1.Sweep.Run()
+	if a1.Sweep.Retired != 9 {
+		t.Errorf("workers retired after a cancel: %d", a1.Sweep.Retired)
+	}
+	// a fresh sweep worker's ready does not make the run worker ready
+	m := reply(t, proto.Reply{Type: proto.MsgReady}, nil)
+	m.Worker = 1
+	a1.Deliver(m)
+	if a1.Runs.WorkerReady {
+		t.Error("a sweep worker's ready made the run worker ready")
 	}
 }

@@ -169,14 +169,25 @@ const DefaultRetireBytes = 256 << 20
 // retire replaces the run worker before a run when its memory is above
 // the threshold; the shown results' files and passes go with it.
 func (c *RunView) retire() {
-	if c.WorkerMem <= c.page.host.RetireBytes() {
-		return
+	if retireLarge(c.page.host, &c.WorkerMem, &c.Retired, c.page.host.RestartWorker) {
+		c.WorkerReady = false
+		c.Passes.lost()
 	}
-	c.page.host.RestartWorker()
-	c.Retired++
-	c.WorkerMem = 0
-	c.WorkerReady = false
-	c.Passes.lost()
+}
+
+// retireLarge is the rule for every worker (the run worker, and each
+// sweep worker before its next job): when *mem, the wasm memory the
+// worker last reported, is above Host.RetireBytes, restart replaces the
+// worker, *retired counts it and *mem starts again from 0. It tells
+// whether the worker was replaced.
+func retireLarge(h Host, mem *int64, retired *int, restart func()) bool {
+	if *mem <= h.RetireBytes() {
+		return false
+	}
+	restart()
+	*retired++
+	*mem = 0
+	return true
 }
 
 // singleLabel labels the one run of single-run mode.

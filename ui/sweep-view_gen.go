@@ -24,6 +24,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn.AddAttrInterface("data-done", c.Done)
 	vgn.AddAttrInterface("data-finished", c.finished())
 	vgn.AddAttrInterface("data-points", len(c.Points))
+	vgn.AddAttrInterface("data-retired", c.Retired)
 	{
 		vgparent := vgn
 		_ = vgparent

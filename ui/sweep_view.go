@@ -56,6 +56,12 @@ type SweepView struct {
 	CSV, JSON any
 	Curves    *proto.SweepCurves
 	Ms        float64 // wall time of the last sweep, plan to files
+	// Retired counts the sweep workers replaced because the memory they
+	// reported was above Host.RetireBytes (this session); mem is each
+	// worker's wasm memory as its last reply said (a wasm memory never
+	// shrinks).
+	Retired int
+	mem     []int64
 
 	id        int
 	spec      proto.SweepSpec
@@ -219,6 +225,9 @@ func (c *SweepView) Run() {
 	c.plot.dirty = true
 	c.Status = "checking the grid…"
 	m.Req.ID, m.Req.SweepPlan = c.id, &proto.SweepPlanJob{Spec: spec}
+	for w := range c.mem {
+		c.retire(w) // the workers this sweep does not use too
+	}
 	c.page.host.PostSweep(0, m)
 }
 
@@ -254,7 +263,7 @@ func (c *SweepView) Cancel() {
 	if !c.Running {
 		return
 	}
-	c.page.host.StopSweep()
+	c.stop()
 	c.Running, c.id = false, -1
 	c.Status = fmt.Sprintf("Sweep cancelled after %s of %s points.", state.Thousands(int64(c.Done)), state.Thousands(int64(len(c.Points))))
 }
@@ -284,7 +293,7 @@ func (c *SweepView) deliver(m WorkerMsg) bool {
 		return false
 	}
 	if err != nil {
-		c.page.host.StopSweep()
+		c.stop()
 		c.Running, c.id = false, -1
 		c.Err, c.Status = err.Error(), ""
 		c.plot.dirty = true
@@ -349,7 +358,7 @@ func (c *SweepView) takePoint(m WorkerMsg) (render bool, err error) {
 		}
 		msg.Req.SweepCollect = job
 		c.Status = "writing sweep.csv and sweep.json…"
-		c.page.host.PostSweep(m.Worker, msg)
+		c.post(m.Worker, msg)
 		return true, nil
 	}
 	if now := c.page.host.Now(); now.Sub(c.lastDraw) >= 100*time.Millisecond {
@@ -381,8 +390,37 @@ func (c *SweepView) takeFiles(m WorkerMsg) error {
 func (c *SweepView) hand(w int) {
 	i := c.next
 	c.next++
-	c.page.host.PostSweep(w, c.message(proto.Request{Op: proto.OpSweepPoint,
+	c.post(w, c.message(proto.Request{Op: proto.OpSweepPoint,
 		SweepPoint: &proto.SweepPointJob{Spec: c.spec, Index: i}}))
+}
+
+// post sends a job to worker w, replacing the worker first when it grew
+// above Host.RetireBytes.
+func (c *SweepView) post(w int, msg Message) {
+	c.retire(w)
+	c.page.host.PostSweep(w, msg)
+}
+
+// noteMem records the wasm memory sweep worker w reported with a reply.
+func (c *SweepView) noteMem(w int, mem int64) {
+	for len(c.mem) <= w {
+		c.mem = append(c.mem, 0)
+	}
+	c.mem[w] = mem
+}
+
+// retire replaces sweep worker w when its memory is above the threshold
+// (it is idle: it is called before the worker's next job).
+func (c *SweepView) retire(w int) {
+	if w < len(c.mem) {
+		retireLarge(c.page.host, &c.mem[w], &c.Retired, func() { c.page.host.RestartSweepWorker(w) })
+	}
+}
+
+// stop terminates every sweep worker (their memory goes with them).
+func (c *SweepView) stop() {
+	c.page.host.StopSweep()
+	c.mem = nil
 }
 
 // Pct is the sweep's progress bar width.
