@@ -154,7 +154,7 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 			return err
 		}
 	}
-	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes, Windowed: !f.window.Whole()}
+	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes, Window: f.window}
 	job.NoFastForward = f.noFastForward
 	if !f.large {
 		job.Limits.MaxRecordBytes = replay.RecordBytesLimit

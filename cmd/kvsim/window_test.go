@@ -60,7 +60,7 @@ func TestCaptureWindow(t *testing.T) {
 		{predictArgs("connectors.yaml", t.TempDir(), nil, "--capture-window", "5:4"), exitUsage, `--capture-window: window "5:4": it ends before it starts`},
 		{predictArgs("connectors.yaml", t.TempDir(), nil, "--capture-window", "2s"), exitUsage, "want A:B with pass numbers"},
 		{[]string{"predict", "--capture-window", "1:2"}, exitUsage, "--capture-window need --output-dir"},
-		{predictArgs("connectors.yaml", t.TempDir(), nil, "--capture-window", "90s:"), exitError, "the window 90s: holds no pass of the run"},
+		{predictArgs("connectors.yaml", t.TempDir(), nil, "--capture-window", "90s:"), exitError, "the capture window 90s: holds no pass of the run"},
 	} {
 		stdout, stderr, code := cli(t, tc.args...)
 		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {

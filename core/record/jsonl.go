@@ -87,8 +87,8 @@ func (r *Record) WriteJSONL(w io.Writer) error { return r.WriteWindow(w, Window{
 // lines left out of the window between two kept lines introduced). The
 // zero Window writes every line.
 func (r *Record) WriteWindow(w io.Writer, win Window) error {
-	if r.window != "" {
-		return fmt.Errorf("not supported yet: writing a windowed record (--capture-window %s) again", r.window)
+	if r.window != "" && win.Spec != r.window {
+		return fmt.Errorf("this record keeps only the window %s (--capture-window); it cannot write %s", r.window, wholeOr(win.Spec))
 	}
 	var order []lineRef
 	for ri, rl := range r.ranks {
@@ -102,23 +102,27 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	// Each rank and domain starts from its first checkpoint: the empty
+	// pools, or in a windowed record the state before its window.
 	st := make([]*g1State, len(r.ranks))
 	pos := make([]int, len(r.ranks))
+	for ri, rl := range r.ranks {
+		st[ri] = newG1State(r.G1Capacity[ri])
+		st[ri].restore(&rl.ckpts[0].st)
+		pos[ri] = rl.ckpts[0].pos
+	}
 	dst := make([]*g2State, len(r.domains))
 	dpos := make([]int, len(r.domains))
-	for d := range r.domains {
-		dst[d] = newG2State()
+	for d, dl := range r.domains {
+		dst[d], dpos[d] = dl.ckpts[0].st.clone(), dl.ckpts[0].pos
 	}
 	reqIdx := make(map[string]int32, len(r.Requests))
 	for i, q := range r.Requests {
 		reqIdx[q] = int32(i)
 	}
-	seenBlock := map[string]bool{}
-	seenReq := map[string]bool{}
-	// Names in the order they were first seen; the file has given the
-	// first wb and wr of them (all of them when the window is whole).
-	var blockList, reqList [][2]string
-	wb, wr := 0, 0
+	// names collects the names a line uses that the file has not given
+	// yet, in the order the line uses them; the line gives them.
+	names := newNameList(r, reqIdx)
 	// wdpos: the G2 log position of each domain the file has given
 	// (-1: its state not given yet); based: ranks whose base line is out.
 	wdpos := make([]int, len(r.domains))
@@ -135,10 +139,7 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 		ri, p := ref.rank, ref.pass
 		rl := r.ranks[ri]
 		pe := &rl.passes[p-1]
-		if st[ri] == nil {
-			st[ri] = newG1State(r.G1Capacity[ri])
-		}
-		in := win.has(pe, p)
+		in := win.has(pe, p) && p >= r.FirstPass(ri)
 		if !in && win.past(pe, p) {
 			// This rank's later passes are all past the window too.
 			if !past[ri] {
@@ -152,10 +153,9 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 		}
 		if in && !win.Whole() && !based[ri] {
 			based[ri] = true
-			if err := enc.Encode(r.baseLine(ri, p-1, win, st[ri], dst, dpos, wdpos, blockList[wb:], reqList[wr:])); err != nil {
+			if err := enc.Encode(r.baseLine(ri, p-1, win, st[ri], dst, dpos, wdpos, names)); err != nil {
 				return err
 			}
-			wb, wr = len(blockList), len(reqList)
 		}
 		var ln line
 		if in {
@@ -165,43 +165,20 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 			if ln.Scheduled == nil {
 				ln.Scheduled = []Scheduled{}
 			}
-		}
-		ln.Events = r.events(ri, p)
-		noteReqName := func(q string) {
-			if q != "" && !seenReq[q] {
-				seenReq[q] = true
-				reqList = append(reqList, [2]string{q, r.Sessions[reqIdx[q]]})
+			for x := range r.sched.entries(pe.schedOff, pe.schedLen) {
+				names.req(x.req)
 			}
-		}
-		noteReq := func(q int32) { noteReqName(r.Request(q)) }
-		noteBlockName := func(name, session string) {
-			if name != "" && !seenBlock[name] {
-				seenBlock[name] = true
-				blockList = append(blockList, [2]string{name, session})
-			}
-		}
-		noteBlock := func(b int32) string {
-			if b < 0 {
-				return ""
-			}
-			blk := r.Block(b)
-			noteBlockName(blk.Name, blk.Session)
-			return blk.Name
-		}
-		for x := range r.sched.entries(pe.schedOff, pe.schedLen) {
-			noteReq(x.req)
 		}
 		for i := pos[ri]; i < pe.g1End; i++ {
 			d := rl.g1.at(i)
-			noteReq(d.owner)
-			name := noteBlock(d.block)
 			if in {
-				ln.G1Changes = append(ln.G1Changes, [4]any{d.slot(), string(stateChars[d.code()]), name, r.Request(d.owner)})
+				names.req(d.owner)
+				ln.G1Changes = append(ln.G1Changes, [4]any{d.slot(), string(stateChars[d.code()]), names.block(d.block), r.Request(d.owner)})
 			}
 			st[ri].apply(d, int32(p))
 		}
 		changed := pe.g1End > pos[ri]
-		pos[ri] = pe.g1End
+		pos[ri] = max(pos[ri], pe.g1End)
 		if in {
 			ln.G1 = summarizeG1(r, st[ri], changed)
 		}
@@ -218,9 +195,7 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 		if d := r.Domain[ri]; d >= 0 {
 			dl := r.domains[d]
 			for i := dpos[d]; i < pe.g2End; i++ {
-				o := dl.ops.at(i)
-				noteBlock(o.block)
-				dst[d].apply(o)
+				dst[d].apply(dl.ops.at(i))
 			}
 			if pe.g2End > dpos[d] {
 				dpos[d] = pe.g2End
@@ -231,7 +206,7 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 				from := wdpos[d]
 				for i := from; i < pe.g2End; i++ {
 					o := dl.ops.at(i)
-					ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], r.BlockName(o.block)})
+					ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], names.block(o.block)})
 				}
 				dch := pe.g2End > from
 				if from < pe.g2End {
@@ -240,65 +215,117 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 				ln.G2 = summarizeG2(r, dst[d], dch || ln.Checkpoint)
 			}
 		}
-		for _, ev := range ln.Events {
-			noteReqName(ev.Request)
-			noteBlockName(ev.Block, r.sessionOfBlock(ev.Block))
-			for _, b := range ev.Blocks {
-				noteBlockName(b, r.sessionOfBlock(b))
-			}
-		}
 		if !in {
 			continue
 		}
-		ln.NewBlocks, ln.NewRequests = blockList[wb:], reqList[wr:]
-		if len(ln.NewBlocks) == 0 {
-			ln.NewBlocks = nil
+		ln.Events = r.events(ri, p)
+		for _, ev := range ln.Events {
+			names.reqName(ev.Request)
+			names.blockName(ev.Block, r.sessionOfBlock(ev.Block))
+			for _, b := range ev.Blocks {
+				names.blockName(b, r.sessionOfBlock(b))
+			}
 		}
-		if len(ln.NewRequests) == 0 {
-			ln.NewRequests = nil
-		}
-		wb, wr = len(blockList), len(reqList)
+		ln.NewBlocks, ln.NewRequests = names.take()
 		if err := enc.Encode(&ln); err != nil {
 			return err
 		}
 		kept++
 	}
-	if kept == 0 && len(order) > 0 {
-		last := &r.ranks[order[len(order)-1].rank].passes[order[len(order)-1].pass-1]
+	if kept == 0 && (len(order) > 0 || r.lines > 0) {
+		lines, last := r.lines, r.lastEnd
+		if lines == 0 {
+			lines, last = len(order), r.ranks[order[len(order)-1].rank].passes[order[len(order)-1].pass-1].end
+		}
 		return fmt.Errorf("the window %s holds no pass of the run (%s passes, the last ending at %v ms)",
-			win.Spec, numfmt.Thousands(int64(len(order))), float64(last.end))
+			win.Spec, numfmt.Thousands(int64(lines)), float64(last))
 	}
 	return bw.Flush()
 }
 
+func wholeOr(spec string) string {
+	if spec == "" {
+		return "the whole run"
+	}
+	return "the window " + spec
+}
+
+// A nameList is what a windowed passes.jsonl has named so far, and the
+// names the line being written uses that it has not: that line gives them
+// in new_blocks and new_requests.
+type nameList struct {
+	r                *Record
+	reqIdx           map[string]int32
+	seenBlock        map[string]bool
+	seenReq          map[string]bool
+	newBlock, newReq [][2]string
+}
+
+func newNameList(r *Record, reqIdx map[string]int32) *nameList {
+	return &nameList{r: r, reqIdx: reqIdx, seenBlock: map[string]bool{}, seenReq: map[string]bool{}}
+}
+
+func (n *nameList) reqName(q string) {
+	if q != "" && !n.seenReq[q] {
+		n.seenReq[q] = true
+		n.newReq = append(n.newReq, [2]string{q, n.r.Sessions[n.reqIdx[q]]})
+	}
+}
+
+func (n *nameList) req(q int32) { n.reqName(n.r.Request(q)) }
+
+func (n *nameList) blockName(name, session string) {
+	if name != "" && !n.seenBlock[name] {
+		n.seenBlock[name] = true
+		n.newBlock = append(n.newBlock, [2]string{name, session})
+	}
+}
+
+// block notes block b and returns its name ("" for none).
+func (n *nameList) block(b int32) string {
+	if b < 0 {
+		return ""
+	}
+	blk := n.r.Block(b)
+	n.blockName(blk.Name, blk.Session)
+	return blk.Name
+}
+
+// take returns the names noted since the last take (nil when none).
+func (n *nameList) take() (blocks, reqs [][2]string) {
+	blocks, reqs = n.newBlock, n.newReq
+	n.newBlock, n.newReq = nil, nil
+	return blocks, reqs
+}
+
 // baseLine is rank ri's base line in a windowed record: the state after
-// pass p (its last pass before the window), the names the file has not
-// given yet, and the state of the rank's G2 domain when the file has not
-// given it yet.
-func (r *Record) baseLine(ri, p int, win Window, st *g1State, dst []*g2State, dpos, wdpos []int, blocks, reqs [][2]string) *line {
+// pass p (its last pass before the window), the state of the rank's G2
+// domain when the file has not given it yet, and the names these use that
+// the file has not given.
+func (r *Record) baseLine(ri, p int, win Window, st *g1State, dst []*g2State, dpos, wdpos []int, names *nameList) *line {
 	id := r.Ranks[ri]
 	d := r.Domain[ri]
 	ln := &line{Pass: p, Worker: id.Worker, Rank: id.Rank, Role: id.Role, Scheduled: []Scheduled{}, Events: []Event{},
 		Window: win.Spec, Base: true, Checkpoint: true, G1Capacity: r.G1Capacity[ri], Domain: &d, BlockSize: r.BlockSize,
-		NewBlocks: blocks, NewRequests: reqs, G1Changes: baseG1(r, st), G1Since: slices.Clone(st.since)}
-	if len(ln.NewBlocks) == 0 {
-		ln.NewBlocks = nil
-	}
-	if len(ln.NewRequests) == 0 {
-		ln.NewRequests = nil
-	}
+		G1Changes: baseG1(r, st, names), G1Since: slices.Clone(st.since)}
 	ln.G1 = summarizeG1(r, st, true)
 	ln.G1.Slots, ln.G1.Owners = slotMap(r, st)
 	if d >= 0 {
 		ln.G2Capacity = r.G2Capacity[d]
 		if wdpos[d] < 0 {
 			for _, o := range dst[d].baseOps() {
-				ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], r.BlockName(o.block)})
+				ln.G2Changes = append(ln.G2Changes, [2]string{opNames[o.op], names.block(o.block)})
 			}
 			wdpos[d] = dpos[d]
 		}
+		// The domain's summary may name entries whose operations the
+		// file gives only with the rank's first kept line.
+		for _, e := range dst[d].entries() {
+			names.block(e.Block)
+		}
 		ln.G2 = summarizeG2(r, dst[d], true)
 	}
+	ln.NewBlocks, ln.NewRequests = names.take()
 	return ln
 }
 

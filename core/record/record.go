@@ -38,6 +38,11 @@ type Record struct {
 	// safe for concurrent seeks).
 	work []*g1State
 	seq  int
+	// lines and lastEnd: a live record's pass lines closed over the whole
+	// run (kept or not) and the last one's end, for WriteWindow's message
+	// on an empty window.
+	lines   int
+	lastEnd vtime.Time
 	// BlockSize is the engine block size in tokens.
 	BlockSize int
 	// window is the --capture-window of a decoded windowed record.

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"math"
 	"slices"
 
 	"github.com/kvsim/kvsim/core/connector"
@@ -26,7 +27,18 @@ type Recorder struct {
 	// index and pass number, while the engine state is that pass's end
 	// state (tests compare it with Seek).
 	LiveCheck func(rank, pass int)
+	// win and ranges: a windowed recorder's window and each rank's passes
+	// in it (NewWindowRecorder); ranges is nil for a whole record.
+	win    Window
+	ranges []PassRange
 }
+
+// A PassRange is the passes of one rank a window holds, From to To
+// inclusive; a rank without a pass in the window has From > To.
+type PassRange struct{ From, To int }
+
+// none is the range of a rank the window holds no pass of.
+var none = PassRange{From: math.MaxInt, To: 0}
 
 type rankRec struct {
 	rr   *Recorder
@@ -43,6 +55,16 @@ type rankRec struct {
 	count [codeReserved + 1]int32
 	dom   *domRec
 	er    *engine.Rank
+	// keep is the rank's passes to store (all of them in a whole record).
+	// Outside it the mirror above follows every change, but nothing is
+	// stored: passes before it are empty placeholders and passes after it
+	// are left out. g1n and evn count the changes seen, stored or not (the
+	// checkpoint rule counts them all, so that a windowed record cuts its
+	// checkpoints at the same passes as the whole one); the last* fields
+	// are their values, and the domain's op count, at the last pass end.
+	keep                      PassRange
+	g1n, evn                  int
+	lastG1n, lastEvn, lastOpn int
 }
 
 // slotRec is one G1 slot as last recorded.
@@ -57,11 +79,32 @@ type domRec struct {
 	tier *g2.Tier
 	log  *domLog
 	cap  int
+	// ranks are the ranks sharing the domain; opn counts the operations
+	// seen, stored or not. A windowed recorder stores the domain's
+	// operations from the start of its first rank's window (started,
+	// with a checkpoint of the live tier) until every rank is past its
+	// window.
+	ranks   []*rankRec
+	opn     int
+	started bool
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
 	return &Recorder{rec: &Record{trs: map[int32]*trInfo{}}, doms: map[*connector.Domain]*domRec{}}
+}
+
+// NewWindowRecorder returns a recorder that stores only the passes of win
+// (docs/record.md ("Windowed records")): ranges[k] are rank k's passes in
+// it, as a Locator found them in a run of the same job. Its record is the
+// one Decode reads back from the whole record's WriteWindow(win), and
+// WriteWindow(win) writes the same file; its memory grows with the
+// window, not with the run.
+func NewWindowRecorder(win Window, ranges []PassRange) *Recorder {
+	rr := NewRecorder()
+	rr.win, rr.ranges = win, ranges
+	rr.rec.window = win.Spec
+	return rr
 }
 
 // Record returns the record (complete once the run finished).
@@ -74,7 +117,13 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rl := &rankLog{}
 	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
-		slots: make([]slotRec, capacity)}
+		slots: make([]slotRec, capacity), keep: PassRange{From: 1, To: math.MaxInt}}
+	if rr.ranges != nil {
+		r.keep = none
+		if r.idx < len(rr.ranges) {
+			r.keep = rr.ranges[r.idx]
+		}
+	}
 	for i := range r.slots {
 		r.slots[i].block, r.slots[i].owner = -1, -1
 	}
@@ -92,7 +141,8 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 		d := rk.Host.Domain()
 		dr, ok := rr.doms[d]
 		if !ok {
-			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cap: d.Tier.Capacity()}
+			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cap: d.Tier.Capacity(),
+				started: rr.ranges == nil}
 			dr.log.ckpts = append(dr.log.ckpts, g2Ckpt{pos: 0, st: dr.snapshot()})
 			rr.doms[d] = dr
 			rec.domains = append(rec.domains, dr.log)
@@ -100,9 +150,52 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 			d.Tier.SetObserver(dr)
 		}
 		r.dom = dr
+		dr.ranks = append(dr.ranks, r)
 		dom = dr.idx
 	}
 	rec.Domain = append(rec.Domain, dom)
+	if r.keep.From <= 1 && r.keep.From <= r.keep.To {
+		r.startWindow()
+	}
+}
+
+// on reports whether the rank's changes now are stored: those of its next
+// pass, when that pass is in the rank's window.
+func (r *rankRec) on() bool {
+	p := len(r.log.passes) + 1
+	return p >= r.keep.From && p <= r.keep.To
+}
+
+// past reports whether the rank is past its window (or has none).
+func (r *rankRec) past() bool { return len(r.log.passes) >= r.keep.To }
+
+// startWindow is called when the rank's next pass is the first of its
+// window: the rank's state now becomes its first checkpoint, and its G2
+// domain, when no other rank started it, starts from the live tier.
+func (r *rankRec) startWindow() {
+	rl := r.log
+	n := len(rl.passes)
+	if n > 0 {
+		rl.first = n + 1
+		rl.ckpts = []g1Ckpt{{pass: n, pos: rl.g1.len(), st: r.compact()}}
+	}
+	if d := r.dom; d != nil && !d.started {
+		d.started = true
+		d.log.ckpts = []g2Ckpt{{pos: d.log.ops.len(), st: d.snapshot()}}
+	}
+}
+
+// storing reports whether the domain's operations now are stored.
+func (d *domRec) storing() bool {
+	if !d.started {
+		return false
+	}
+	for _, r := range d.ranks {
+		if !r.past() {
+			return true
+		}
+	}
+	return false
 }
 
 func (rr *Recorder) rankOf(rk *engine.Rank) *rankRec { return rr.ranks[rk.Index] }
@@ -116,35 +209,53 @@ func (rr *Recorder) PassStart(rk *engine.Rank, start vtime.Time) {}
 // PassEnd closes one pass of rk (engine.Observer).
 func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd vtime.Time) {
 	r := rr.rankOf(rk)
-	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd, bound: res.Bound,
-		schedOff: int32(rr.rec.sched.len()), schedLen: int32(len(res.Scheduled))}
-	for _, s := range res.Scheduled {
-		pf := max(0, min(s.Before+s.Tokens, s.Req.PromptLen)-s.Before)
-		rr.rec.sched.add(schedRaw{req: s.Req.Index, tokens: int32(s.Tokens), prefill: int32(pf)})
+	pe := passEntry{start: res.Start, computeStart: res.ComputeStart, end: groupEnd, bound: res.Bound}
+	in := r.on()
+	if in {
+		pe.schedOff, pe.schedLen = int32(rr.rec.sched.len()), int32(len(res.Scheduled))
+		for _, s := range res.Scheduled {
+			pf := max(0, min(s.Before+s.Tokens, s.Req.PromptLen)-s.Before)
+			rr.rec.sched.add(schedRaw{req: s.Req.Index, tokens: int32(s.Tokens), prefill: int32(pf)})
+		}
 	}
 	r.closePass(pe)
-	if rr.LiveCheck != nil {
+	if rr.LiveCheck != nil && in {
 		rr.LiveCheck(r.idx, len(r.log.passes))
 	}
 }
 
+// closePass ends the rank's pass: stored when in the rank's window, an
+// empty placeholder before it, left out after it.
 func (r *rankRec) closePass(pe passEntry) {
 	rl := r.log
+	in := r.on()
 	pe.g1End, pe.evEnd = rl.g1.len(), rl.events.len()
 	pe.seq = r.rr.rec.seq
 	r.rr.rec.seq++
+	r.rr.rec.lines++
+	r.rr.rec.lastEnd = pe.end
 	if r.dom != nil {
 		pe.g2End = r.dom.log.ops.len()
+		r.lastOpn = r.dom.opn
+	}
+	r.lastG1n, r.lastEvn = r.g1n, r.evn
+	if len(rl.passes) >= r.keep.To {
+		return
 	}
 	rl.passes = append(rl.passes, pe)
 	capacity := r.pool.Capacity()
-	if rl.g1.len()-rl.lastCkpt >= checkpointEvery*capacity {
-		rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.compact()})
-		rl.lastCkpt = rl.g1.len()
+	if r.g1n-rl.lastCkpt >= checkpointEvery*capacity {
+		if in {
+			rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.compact()})
+		}
+		rl.lastCkpt = r.g1n
 	}
-	if d := r.dom; d != nil && d.log.ops.len()-d.log.lastCkpt >= checkpointEvery*max(d.cap, 1) {
+	if d := r.dom; d != nil && d.storing() && d.log.ops.len()-d.log.lastCkpt >= checkpointEvery*max(d.cap, 1) {
 		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.snapshot()})
 		d.log.lastCkpt = d.log.ops.len()
+	}
+	if len(rl.passes)+1 == r.keep.From {
+		r.startWindow()
 	}
 }
 
@@ -165,13 +276,8 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 		rec.origins[i] = origin{req: o.Request, block: o.Block}
 	}
 	for _, r := range rr.ranks {
-		rl := r.log
-		last := passEntry{}
-		if n := len(rl.passes); n > 0 {
-			last = rl.passes[n-1]
-		}
-		trailing := rl.g1.len() > last.g1End || rl.events.len() > last.evEnd
-		if r.dom != nil && r.dom.log.ops.len() > last.g2End {
+		trailing := r.g1n > r.lastG1n || r.evn > r.lastEvn
+		if r.dom != nil && r.dom.opn > r.lastOpn {
 			trailing = true
 		}
 		if trailing {
@@ -189,7 +295,10 @@ func (r *rankRec) SlotChanged(slot int32) {
 		owner = -1
 	}
 	d := mkDelta(slot, code, int32(id), owner)
-	r.log.g1.add(d)
+	r.g1n++
+	if r.on() {
+		r.log.g1.add(d)
+	}
 	sr := &r.slots[slot]
 	if sr.code != code || sr.block != d.block {
 		sr.since = int32(len(r.log.passes) + 1)
@@ -224,11 +333,23 @@ func (r *rankRec) compact() g1Compact {
 
 // Evicted records a G1 eviction (g1.Observer).
 func (r *rankRec) Evicted(slot int32, id identity.ID) {
-	r.log.events.add(rawEvent{kind: evG1Evict, req: -1, a: int32(id), b: slot})
+	r.event(rawEvent{kind: evG1Evict, req: -1, a: int32(id), b: slot})
+}
+
+// event stores e when the rank is in its window.
+func (r *rankRec) event(e rawEvent) {
+	r.evn++
+	if r.on() {
+		r.log.events.add(e)
+	}
 }
 
 // SchedulerEvent records admissions, preemptions, finishes, rejections.
 func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
+	if !r.on() {
+		r.evn++
+		return
+	}
 	e := rawEvent{req: ev.Req.Index, t1: ev.At}
 	switch ev.Kind {
 	case scheduler.EvAdmit:
@@ -250,7 +371,7 @@ func (r *rankRec) SchedulerEvent(ev scheduler.Event) {
 	case scheduler.EvCancel: // a client cancellation ends the request like a rejection
 		e.kind, e.reason = evReject, reasonCode(scheduler.CancelClient)
 	}
-	r.log.events.add(e)
+	r.event(e)
 }
 
 func ids32(keys []identity.ID) []int32 {
@@ -300,6 +421,10 @@ func reqIndex(r *request.Request) int32 {
 
 // ConnectorEvent records G2 lookups, stores, transfers and fences.
 func (r *rankRec) ConnectorEvent(ev connector.Event) {
+	if !r.on() {
+		r.evn++
+		return
+	}
 	e := rawEvent{req: reqIndex(ev.Req), t1: ev.At}
 	switch ev.Kind {
 	case connector.EvLookup:
@@ -340,12 +465,14 @@ func (r *rankRec) ConnectorEvent(ev connector.Event) {
 	case connector.EvStoreRetry:
 		e.kind, e.a, e.b, e.c, e.d = evStoreRetry, int32(ev.Before), int32(ev.After), int32(ev.Missing), int32(ev.Room)
 	}
-	r.log.events.add(e)
+	r.event(e)
 }
 
 func (d *domRec) op(id identity.ID, op uint8) {
-	o := g2Op{block: int32(id), op: op}
-	d.log.ops.add(o)
+	d.opn++
+	if d.storing() {
+		d.log.ops.add(g2Op{block: int32(id), op: op})
+	}
 }
 
 // snapshot rebuilds the domain's state from the live tier (a checkpoint).
@@ -394,6 +521,6 @@ func (d *domRec) Listed(id identity.ID, in bool) {
 func (d *domRec) Evicted(id identity.ID) {
 	d.op(id, opEvict)
 	if f := d.rr.focus; f != nil {
-		f.log.events.add(rawEvent{kind: evG2Evict, req: -1, a: int32(id)})
+		f.event(rawEvent{kind: evG2Evict, req: -1, a: int32(id)})
 	}
 }

@@ -147,10 +147,11 @@ func (r *Record) checkPass(rank, pass int) error {
 // baseG1 is the base line's G1 state as changes that rebuild it from an
 // empty pool: the slots that are not free, idle ones last in queue order
 // (head first) so that applying them rebuilds the eviction queue.
-func baseG1(r *Record, st *g1State) [][4]any {
+func baseG1(r *Record, st *g1State, names *nameList) [][4]any {
 	var out [][4]any
 	add := func(i int32) {
-		out = append(out, [4]any{i, string(stateChars[st.code[i]]), r.BlockName(st.block[i]), r.Request(st.owner[i])})
+		names.req(st.owner[i])
+		out = append(out, [4]any{i, string(stateChars[st.code[i]]), names.block(st.block[i]), r.Request(st.owner[i])})
 	}
 	for i, c := range st.code {
 		if c != codeFree && c != codeIdle {

@@ -52,9 +52,13 @@ type Capture struct {
 	// Limits.MaxRecordRequests, run it without the per-pass record (and
 	// say why in Output.RecordNote) instead of refusing it.
 	SkipLargeRecord bool
-	// Windowed says the front end writes only a window of the record
-	// (record.Window), so Limits.MaxRecordBytes does not bound it.
-	Windowed bool
+	// Window, when not whole, keeps only the passes of the record in it
+	// (docs/record.md ("Windowed records")): the job first runs without a
+	// record to find them (record.Locator), refuses a window that holds no
+	// pass or whose lines are estimated over Limits.MaxRecordBytes, then
+	// runs again storing only those passes, so the record's memory grows
+	// with the window, not with the run.
+	Window record.Window
 }
 
 // An Output is a finished job.
@@ -133,10 +137,11 @@ func run(job *Job) (*Output, *Error) {
 			note = n
 		}
 	}
-	if e := job.checkRecordBytes(cfg, wl, note); e != nil {
+	ranges, e := job.checkRecordBytes(cfg, wl, note)
+	if e != nil {
 		return nil, e
 	}
-	return job.execute(cfg, wl, size, note)
+	return job.execute(cfg, wl, size, note, ranges)
 }
 
 // prepare parses the job's config, builds its workload (when build is set
@@ -203,12 +208,16 @@ func Parse(job *Job) (*config.Config, *config.Places, error) {
 }
 
 // execute runs the engine and encodes what the job asked for.
-func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note string) (*Output, *Error) {
+// ranges are each rank's passes in Capture.Window (checkRecordBytes).
+func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note string, ranges []record.PassRange) (*Output, *Error) {
 	opts := engine.Options{Check: job.Check, Progress: job.Progress, MaxPasses: job.Limits.MaxPasses,
 		NoFastForward: job.NoFastForward}
 	var rr *record.Recorder
 	if job.Capture.Passes && note == "" {
 		rr = record.NewRecorder()
+		if !job.Capture.Window.Whole() {
+			rr = record.NewWindowRecorder(job.Capture.Window, ranges)
+		}
 		opts.Observer = rr
 	}
 	res, err := RunWith(cfg, wl, opts)
@@ -275,23 +284,47 @@ func (s *Size) cost() int64 {
 	return int64(s.KVSlots) + int64(s.Identities) + 64*s.Requests + int64(s.G1Total/8) + int64(s.G2Total/8) + 1
 }
 
-// checkRecordBytes refuses a whole per-pass record whose estimated size
+// checkRecordBytes refuses a per-pass record whose estimated size
 // (RecordBytes) is over Limits.MaxRecordBytes: it runs the job once
-// without the record to count its passes.
-func (job *Job) checkRecordBytes(cfg *config.Config, wl *trace.Workload, note string) *Error {
+// without the record to count its passes, or for a Capture.Window the
+// passes in it, which it returns as each rank's range.
+func (job *Job) checkRecordBytes(cfg *config.Config, wl *trace.Workload, note string) ([]record.PassRange, *Error) {
 	lim := job.Limits.MaxRecordBytes
-	if !job.Capture.Passes || job.Capture.Windowed || note != "" || lim <= 0 {
-		return nil
+	win := job.Capture.Window
+	if !job.Capture.Passes || note != "" || (lim <= 0 && win.Whole()) {
+		return nil, nil
 	}
-	res, err := RunWith(cfg, wl, engine.Options{MaxPasses: job.Limits.MaxPasses})
+	opts := engine.Options{MaxPasses: job.Limits.MaxPasses}
+	var loc *record.Locator
+	if !win.Whole() {
+		loc = record.NewLocator(win)
+		opts.Observer = loc
+	}
+	res, err := RunWith(cfg, wl, opts)
 	if err != nil {
-		return AsError(err)
+		return nil, AsError(err)
 	}
 	passes := res.Engine.RunStats().Passes
 	size, perLine := RecordBytes(cfg, passes)
-	if size <= lim {
-		return nil
+	what := "the per-pass record of this run"
+	var ranges []record.PassRange
+	if loc != nil {
+		ranges = loc.Ranges()
+		kept := loc.Kept()
+		if kept == 0 && !loc.Open() {
+			return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("the capture window %s holds no pass of the run (%s group passes, the last ending at %v ms)",
+				win.Spec, numfmt.Thousands(passes), float64(res.Engine.Now()))}
+		}
+		size = float64(kept) * perLine
+		what = fmt.Sprintf("the window %s of the per-pass record (%s pass lines)", win.Spec, numfmt.Thousands(kept))
 	}
-	return &Error{Kind: KindLimit, Msg: fmt.Sprintf("the per-pass record of this run would be about %s (%s passes, about %s a line), more than the limit of %s",
-		numfmt.Bytes(size), numfmt.Thousands(passes), numfmt.Bytes(perLine), numfmt.Bytes(lim))}
+	if lim <= 0 || size <= lim {
+		return ranges, nil
+	}
+	if loc != nil {
+		return nil, &Error{Kind: KindLimit, Msg: fmt.Sprintf("%s would be about %s (about %s a line), more than the limit of %s; take a smaller window",
+			what, numfmt.Bytes(size), numfmt.Bytes(perLine), numfmt.Bytes(lim))}
+	}
+	return nil, &Error{Kind: KindLimit, Msg: fmt.Sprintf("%s would be about %s (%s passes, about %s a line), more than the limit of %s",
+		what, numfmt.Bytes(size), numfmt.Thousands(passes), numfmt.Bytes(perLine), numfmt.Bytes(lim))}
 }

@@ -42,10 +42,10 @@ type Limits struct {
 	// with a KindLimit error once it needs more.
 	MaxPasses int64 `json:"max_passes,omitempty"`
 	// MaxRecordBytes bounds the estimated size of passes.jsonl for a job
-	// that captures the whole per-pass record (Capture.Passes without
-	// Capture.Windowed). Checking it runs the job once without the record
-	// to count its passes (RecordBytes); the CLI sets it to
-	// RecordBytesLimit.
+	// that captures the per-pass record (Capture.Passes), whole or the
+	// Capture.Window of it. Checking it runs the job once without the
+	// record to count its passes, or those in the window (RecordBytes);
+	// the CLI sets it to RecordBytesLimit.
 	MaxRecordBytes float64 `json:"max_record_bytes,omitempty"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/traces"
 )
@@ -188,8 +189,9 @@ func TestCaptureLimits(t *testing.T) {
 
 // TestRecordBytesLimit: a whole per-pass record estimated over
 // Limits.MaxRecordBytes is refused with the estimate (§A's default row:
-// 1,961 passes of 256 + 16 × (128 + 2,048) bytes), a windowed one is not
-// bounded, and a record under the bound is kept.
+// 1,961 passes of 256 + 16 × (128 + 2,048) bytes), so is a window whose
+// lines are, a window of no pass is refused, and a record or window under
+// the bound is kept.
 func TestRecordBytesLimit(t *testing.T) {
 	conn, err := traces.Read("connectors.yaml")
 	if err != nil {
@@ -201,11 +203,23 @@ func TestRecordBytesLimit(t *testing.T) {
 	if _, err := Run(job); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("record over the bound: %v; want %q", err, want)
 	}
-	job.Capture.Windowed = true
-	if out, err := Run(job); err != nil || out.Record == nil {
+	// A window of 20 passes: 20 lines of the estimated 34.2 KiB.
+	job.Capture.Window, _ = record.ParseWindow("100:119")
+	out, err := Run(job)
+	if err != nil || out.Record == nil || out.Record.FirstPass(0) != 100 || out.Record.NumLines(0) != 119 {
 		t.Errorf("windowed record: %v", err)
 	}
-	job.Capture.Windowed = false
+	job.Capture.Window, _ = record.ParseWindow("100:159")
+	want = "the window 100:159 of the per-pass record (60 pass lines) would be about 2.0 MiB (about 34.2 KiB a line), more than the limit of 1.0 MiB; take a smaller window"
+	if _, err := Run(job); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("window over the bound: %v; want %q", err, want)
+	}
+	job.Capture.Window, _ = record.ParseWindow("5000:")
+	want = "the capture window 5000: holds no pass of the run (1,961 group passes, the last ending at"
+	if _, err := Run(job); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("empty window: %v; want %q", err, want)
+	}
+	job.Capture.Window = record.Window{}
 	job.Limits.MaxRecordBytes = RecordBytesLimit
 	if out, err := Run(job); err != nil || out.Record == nil {
 		t.Errorf("record under the bound: %v", err)
