@@ -108,7 +108,9 @@ func (tb *tab) pageCards() [3]string {
 // the page fetches the gzipped trace (Run off meanwhile, progress in bytes),
 // loads the preset (the §A example box goes, the connector compare turns
 // off: the preset has no G2 tier), says the run is cut, and its
-// run's cards equal a native replay.Run of the preset over the same trace.
+// run's cards equal a native replay.Run of the preset over the same trace;
+// the pass view shows the first 2,000 passes of each rank, says so, and
+// scrubs to pass 1,999.
 func TestMooncakeBuiltin(t *testing.T) {
 	tb := newTab(t)
 	tb.open("") // the §A example, comparing connectors: the pick makes it one run
@@ -160,6 +162,20 @@ func TestMooncakeBuiltin(t *testing.T) {
 	}
 	if e := tb.text("#run-error"); e != "" {
 		t.Errorf("run error %q", e)
+	}
+	// The trace's 12,031 requests are over the whole record's 5,000: the
+	// pass view keeps each rank's first 2,000 passes and says so.
+	tb.pvReady(0)
+	if st := tb.text("#pv-status"); !strings.Contains(st, "so only passes 1 to 2,000 of each rank are kept") {
+		t.Errorf("pass view status %q", st)
+	}
+	if max := eval[string](tb, `document.getElementById('pv-scrub').max`); max != "2000" {
+		t.Errorf("the scrubber ends at pass %s; want 2000", max)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('pv-scrub'); s.value = '1999'; s.dispatchEvent(new Event('input', {bubbles: true})); })()`))
+	tb.pvReady(1999)
+	if cells := eval[int](tb, `document.getElementById('pv-canvas-0') ? 1 : 0`); cells != 1 {
+		t.Error("no canvas at pass 1,999")
 	}
 	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q", fetchMs, runMs, n, want)
 	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms", fetchMs, runMs))

@@ -86,8 +86,10 @@ func (o *runOut) file(kind string) ([]byte, *jobError) {
 			}
 			return nil, &jobError{Kind: "limit", Msg: msg}
 		}
+		// A windowed record (a long run's, LargeWindow) writes its window.
+		win, _ := record.ParseWindow(o.Record.Windowed())
 		var b bytes.Buffer
-		if err := o.Record.WriteJSONL(&b); err != nil {
+		if err := o.Record.WriteWindow(&b, win); err != nil {
 			return nil, &jobError{Kind: "internal", Msg: err.Error()}
 		}
 		return b.Bytes(), nil
@@ -176,7 +178,7 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 	}
 	job := replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
 		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
-		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true}}
+		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow}}
 	if progress != nil {
 		job.Progress = func(done, total int) { progress(i, done, total) }
 	}

@@ -20,6 +20,13 @@ import (
 // it takes a while in wasm).
 const MaxRecordRequests = 5000
 
+// LargeWindowPasses is how many passes of each rank the worker keeps of a
+// longer run's record (replay.Capture.LargeWindow): its first ones, so
+// the pass view still shows how the run starts.
+const LargeWindowPasses = 2000
+
+var largeWindow, _ = record.ParseWindow("1:" + strconv.Itoa(LargeWindowPasses))
+
 // passes is what the worker knows of one run job's per-pass records: the
 // records (one per variant, nil when a variant failed), and the timeline
 // index built from them after the run, a few milliseconds at a time

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,17 +125,37 @@ func TestDivergenceMatchesDiff(t *testing.T) {
 	}
 }
 
-// TestRecordLimit: large runs keep no record, with a note.
+// TestRecordLimit: a run over MaxRecordRequests keeps only its first
+// LargeWindowPasses passes of each rank (replay.Capture.LargeWindow), says
+// so in its note, indexes like any record, and its passes.jsonl is that
+// window's file.
 func TestRecordLimit(t *testing.T) {
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true
 	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"}
-	o := j.run(nil)[0]
-	if o.Err != nil || o.Record != nil || o.RecordNote == "" {
+	outs := j.run(nil)
+	o := outs[0]
+	if o.Err != nil || o.Record == nil {
 		t.Fatalf("%+v", o.Err)
 	}
-	if _, err := o.file(proto.FilePasses); err == nil {
-		t.Error("passes.jsonl of a run without record")
+	want := "the per-pass record is kept for runs of at most 5,000 requests; this one has 5,200, so only passes 1 to 2,000 of each rank are kept (the run has "
+	if !strings.HasPrefix(o.RecordNote, want) {
+		t.Errorf("note %q; want it to start %q", o.RecordNote, want)
+	}
+	if o.Record.Windowed() != "1:2000" || o.Record.NumLines(0) != LargeWindowPasses || o.Output.Stats.Passes <= LargeWindowPasses {
+		t.Errorf("window %q, %d lines of %d passes", o.Record.Windowed(), o.Record.NumLines(0), o.Output.Stats.Passes)
+	}
+	p := indexAll(t, outs)
+	if got := len(p.tl[0][0].Start); got != LargeWindowPasses {
+		t.Errorf("timeline of %d passes; want %d", got, LargeWindowPasses)
+	}
+	text, e := o.file(proto.FilePasses)
+	if e != nil {
+		t.Fatal(e)
+	}
+	dec, err := record.Decode(bytes.NewReader(text))
+	if err != nil || dec.Windowed() != "1:2000" || dec.NumLines(0) != LargeWindowPasses {
+		t.Fatalf("passes.jsonl: %v", err)
 	}
 }
 

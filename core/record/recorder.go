@@ -40,6 +40,15 @@ type PassRange struct{ From, To int }
 // none is the range of a rank the window holds no pass of.
 var none = PassRange{From: math.MaxInt, To: 0}
 
+// passRange is a pass window's range, the same on every rank.
+func passRange(w Window) PassRange {
+	r := PassRange{From: int(max(w.From, 1)), To: math.MaxInt}
+	if !math.IsInf(w.To, 1) {
+		r.To = int(w.To)
+	}
+	return r
+}
+
 type rankRec struct {
 	rr   *Recorder
 	idx  int
@@ -96,7 +105,8 @@ func NewRecorder() *Recorder {
 
 // NewWindowRecorder returns a recorder that stores only the passes of win
 // (docs/record.md ("Windowed records")): ranges[k] are rank k's passes in
-// it, as a Locator found them in a run of the same job. Its record is the
+// it, as a Locator found them in a run of the same job (nil for a pass
+// window: every rank keeps its pass numbers). Its record is the
 // one Decode reads back from the whole record's WriteWindow(win), and
 // WriteWindow(win) writes the same file; its memory grows with the
 // window, not with the run.
@@ -118,11 +128,14 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
 		slots: make([]slotRec, capacity), keep: PassRange{From: 1, To: math.MaxInt}}
-	if rr.ranges != nil {
+	switch {
+	case rr.ranges != nil:
 		r.keep = none
 		if r.idx < len(rr.ranges) {
 			r.keep = rr.ranges[r.idx]
 		}
+	case !rr.win.Whole() && !rr.win.Time:
+		r.keep = passRange(rr.win)
 	}
 	for i := range r.slots {
 		r.slots[i].block, r.slots[i].owner = -1, -1
@@ -142,7 +155,7 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 		dr, ok := rr.doms[d]
 		if !ok {
 			dr = &domRec{rr: rr, idx: len(rec.domains), tier: d.Tier, log: &domLog{}, cap: d.Tier.Capacity(),
-				started: rr.ranges == nil}
+				started: rr.win.Whole()}
 			dr.log.ckpts = append(dr.log.ckpts, g2Ckpt{pos: 0, st: dr.snapshot()})
 			rr.doms[d] = dr
 			rec.domains = append(rec.domains, dr.log)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
@@ -50,8 +51,11 @@ type Capture struct {
 	Passes bool
 	// SkipLargeRecord: when the job has more requests than
 	// Limits.MaxRecordRequests, run it without the per-pass record (and
-	// say why in Output.RecordNote) instead of refusing it.
+	// say why in Output.RecordNote) instead of refusing it; with
+	// LargeWindow, keep that pass window of the record instead (the page's
+	// pass view then shows those passes, and RecordNote says so).
 	SkipLargeRecord bool
+	LargeWindow     record.Window
 	// Window, when not whole, keeps only the passes of the record in it
 	// (docs/record.md ("Windowed records")): the job first runs without a
 	// record to find them (record.Locator), refuses a window that holds no
@@ -137,11 +141,33 @@ func run(job *Job) (*Output, *Error) {
 			note = n
 		}
 	}
+	large := ""
+	if note != "" && !job.Capture.LargeWindow.Whole() {
+		large, note = note, ""
+		job.Capture.Window = job.Capture.LargeWindow
+	}
 	ranges, e := job.checkRecordBytes(cfg, wl, note)
 	if e != nil {
 		return nil, e
 	}
-	return job.execute(cfg, wl, size, note, ranges)
+	out, e := job.execute(cfg, wl, size, note, ranges)
+	if e == nil && large != "" {
+		out.RecordNote = fmt.Sprintf("%s, so only passes %s of each rank are kept (the run has %s group passes; kvsim predict --capture-window writes any window)",
+			large, windowText(job.Capture.Window), numfmt.Thousands(out.Stats.Passes))
+	}
+	return out, e
+}
+
+// windowText is a pass window as a reader says it: "1 to 2,000".
+func windowText(w record.Window) string {
+	if w.Time {
+		return w.Spec
+	}
+	to := "the last"
+	if !math.IsInf(w.To, 1) {
+		to = numfmt.Thousands(int64(w.To))
+	}
+	return numfmt.Thousands(int64(max(w.From, 1))) + " to " + to
 }
 
 // prepare parses the job's config, builds its workload (when build is set
@@ -291,7 +317,9 @@ func (s *Size) cost() int64 {
 func (job *Job) checkRecordBytes(cfg *config.Config, wl *trace.Workload, note string) ([]record.PassRange, *Error) {
 	lim := job.Limits.MaxRecordBytes
 	win := job.Capture.Window
-	if !job.Capture.Passes || note != "" || (lim <= 0 && win.Whole()) {
+	if !job.Capture.Passes || note != "" || (lim <= 0 && !win.Time) {
+		// Without a bound, a pass window needs no first run: each
+		// rank keeps the window's pass numbers (nil ranges).
 		return nil, nil
 	}
 	opts := engine.Options{MaxPasses: job.Limits.MaxPasses}
