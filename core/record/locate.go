@@ -94,6 +94,3 @@ func (l *Locator) Open() bool {
 	}
 	return false
 }
-
-// Passes is the number of passes rank k ran.
-func (l *Locator) Passes(k int) int { return l.passes[k] }

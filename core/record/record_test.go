@@ -41,6 +41,23 @@ type liveState struct {
 // engine's own state at every pass end.
 func run(t testing.TB, example string, sets []string, live bool) (*record.Record, map[[2]int]liveState, *replay.Result) {
 	t.Helper()
+	rr := record.NewRecorder()
+	states := map[[2]int]liveState{}
+	var e *engine.Engine
+	if live {
+		rr.LiveCheck = func(rank, pass int) { states[[2]int{rank, pass}] = capture(e.Ranks()[rank]) }
+	}
+	e = newEngine(t, example, sets, rr)
+	if err := e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return rr.Record(), states, nil
+}
+
+// newEngine builds example's engine with the invariant checker and obs as
+// its observer.
+func newEngine(t testing.TB, example string, sets []string, obs engine.Observer) *engine.Engine {
+	t.Helper()
 	data, err := traces.Read(example)
 	if err != nil {
 		t.Fatal(err)
@@ -53,20 +70,11 @@ func run(t testing.TB, example string, sets []string, live bool) (*record.Record
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr := record.NewRecorder()
-	states := map[[2]int]liveState{}
-	var e *engine.Engine
-	if live {
-		rr.LiveCheck = func(rank, pass int) { states[[2]int{rank, pass}] = capture(e.Ranks()[rank]) }
-	}
-	e, err = engine.New(cfg, wl, engine.Options{Observer: rr, Check: true})
+	e, err := engine.New(cfg, wl, engine.Options{Observer: obs, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return rr.Record(), states, nil
+	return e
 }
 
 // capture reads a rank's live G1 and G2 state straight from the engine, the

@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
-	"github.com/kvsim/kvsim/core/replay"
-	"github.com/kvsim/kvsim/traces"
 )
 
 func TestParseWindow(t *testing.T) {
@@ -231,35 +227,16 @@ func runWindow(t *testing.T, example string, sets []string, win record.Window) *
 // (a pass window's own pass numbers) and the first run is left out.
 func runWindowWith(t *testing.T, example string, sets []string, win record.Window, locate bool) *record.Record {
 	t.Helper()
-	data, err := traces.Read(example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(example, ".", data, sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := replay.Workload(cfg, traces.Open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loc := record.NewLocator(win)
-	e, err := engine.New(cfg, wl, engine.Options{Observer: loc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Run(); err != nil {
-		t.Fatal(err)
-	}
-	ranges := loc.Ranges()
-	if !locate {
-		ranges = nil
+	var ranges []record.PassRange
+	if locate {
+		loc := record.NewLocator(win)
+		if err := newEngine(t, example, sets, loc).Run(); err != nil {
+			t.Fatal(err)
+		}
+		ranges = loc.Ranges()
 	}
 	rr := record.NewWindowRecorder(win, ranges)
-	if e, err = engine.New(cfg, wl, engine.Options{Observer: rr, Check: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Run(); err != nil {
+	if err := newEngine(t, example, sets, rr).Run(); err != nil {
 		t.Fatal(err)
 	}
 	return rr.Record()
