@@ -568,6 +568,10 @@ func TestSweepSetUp(t *testing.T) {
 		}
 	}
 	mustContain(t, render(t, a), `id="err-sweep-workers"`)
+	a.Sweep.TypingWorkers("7")
+	if v := a.Sweep.WorkersValue(); v != "7" {
+		t.Errorf("while typing 7 the field shows %q", v)
+	}
 	a.Sweep.SetWorkers("3")
 	if a.Sweep.WorkersErr != "" || a.Sweep.Workers != 3 || !a.Sweep.CanRun() {
 		t.Errorf("workers 3: %q %d", a.Sweep.WorkersErr, a.Sweep.Workers)

@@ -42,8 +42,10 @@ type SweepView struct {
 	Vary    string // one --vary per line
 	Workers int
 	// WorkersText and WorkersErr: a Web Workers value that was refused,
-	// shown in the field with its message.
+	// shown in the field with its message, or (typing set) one being
+	// typed, kept through renders until the field's change event.
 	WorkersText, WorkersErr string
+	typing                  bool
 
 	Running bool
 	Err     string
@@ -129,6 +131,7 @@ func (c *SweepView) open(vary, source string) {
 // a whole number from 1 to MaxSweepWorkers stays in the field with a
 // message, and the sweep cannot start until it is fixed.
 func (c *SweepView) SetWorkers(v string) {
+	c.typing = false
 	n, err := state.SweepWorkers(v)
 	if err != nil {
 		c.WorkersText, c.WorkersErr = v, err.Error()
@@ -137,9 +140,16 @@ func (c *SweepView) SetWorkers(v string) {
 	c.Workers, c.WorkersText, c.WorkersErr = n, "", ""
 }
 
+// TypingWorkers keeps what is being typed in the Web Workers field, so a
+// render before the change event (a worker's progress, say) does not put
+// the old value back under the user's cursor.
+func (c *SweepView) TypingWorkers(v string) {
+	c.WorkersText, c.typing = v, true
+}
+
 // WorkersValue is what the Web Workers field shows.
 func (c *SweepView) WorkersValue() string {
-	if c.WorkersErr != "" {
+	if c.WorkersErr != "" || c.typing {
 		return c.WorkersText
 	}
 	return strconv.Itoa(c.Workers)
