@@ -177,6 +177,32 @@ func TestMooncakeBuiltin(t *testing.T) {
 	if cells := eval[int](tb, `document.getElementById('pv-canvas-0') ? 1 : 0`); cells != 1 {
 		t.Error("no canvas at pass 1,999")
 	}
+	// "show passes from": a pass no rank reached is refused in place; a
+	// later window runs the config again and opens at its first pass.
+	for _, bad := range []string{"ten", "999999999"} {
+		tb.typeInto("pv-from", bad)
+		tb.do(chromedp.Click(chromedp.ID("pv-from-go")))
+		tb.wait("the from message", `!!document.getElementById('err-pv-from')`, 5*time.Second)
+		if msg := tb.text("#err-pv-from"); !strings.HasPrefix(msg, "Give a pass from 1 to ") {
+			t.Errorf("from %q: %q", bad, msg)
+		}
+	}
+	runs := tb.runs()
+	tb.typeInto("pv-from", "10,000")
+	tb.do(chromedp.Click(chromedp.ID("pv-from-go")))
+	tb.wait("the second run", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 60*time.Second)
+	tb.pvReady(10000)
+	if st := tb.text("#pv-status"); !strings.Contains(st, "so only passes 10,000 to 11,999 of each rank are kept") {
+		t.Errorf("pass view status after the window move %q", st)
+	}
+	if lo, hi := eval[string](tb, `document.getElementById('pv-scrub').min`), eval[string](tb, `document.getElementById('pv-scrub').max`); lo != "10000" || hi != "11999" {
+		t.Errorf("the scrubber spans passes %s to %s; want 10000 to 11999", lo, hi)
+	}
+	if got := tb.pageCards(); got != want {
+		t.Errorf("page cards after the window move %q, native %q", got, want)
+	}
+	tb.do(chromedp.Click(chromedp.ID("pv-first")))
+	tb.pvReady(10000)
 	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q", fetchMs, runMs, n, want)
 	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms", fetchMs, runMs))
 	tb.shot("mooncake")

@@ -146,7 +146,7 @@ func (pc *passCanvas) drawTimeline(h Host, pv *passState, labels []string) {
 		}
 		tls = append(tls, pv.timeline(v))
 	}
-	L := draw.LayoutTimeline(w, rows, pv.MaxLines())
+	L := draw.LayoutTimeline(w, rows, pv.FirstLine(), pv.MaxLines())
 	if pc.tlImg == nil || pc.tlImg.Rect.Dx() != L.W || pc.tlImg.Rect.Dy() != L.H {
 		pc.tlImg = image.NewRGBA(image.Rect(0, 0, L.W, L.H))
 	}

@@ -22,6 +22,10 @@ type PassView struct {
 
 	pv                 *passState // nil before results with records
 	linkPass, linkRank int        // where a link opens the next results (0: not set)
+
+	// FromText and FromErr: the "show passes from" field of a long run's
+	// pass view, as typed, and why it was refused.
+	FromText, FromErr string
 }
 
 // Speeds of playback, passes per second.
@@ -182,7 +186,7 @@ func (c *PassView) SeekTo(p int) {
 	if pv == nil || pv.Runs == 0 {
 		return
 	}
-	p = min(max(p, 1), pv.MaxLines())
+	p = max(min(p, pv.MaxLines()), pv.FirstLine())
 	pv.focus = ""
 	if p == pv.Pass && pv.want != nil {
 		return
@@ -227,7 +231,7 @@ func (c *PassView) SetRank(r string) {
 		return
 	}
 	c.pv.Rank = n
-	c.pv.Pass = min(c.pv.Pass, c.pv.MaxLines())
+	c.pv.Pass = max(min(c.pv.Pass, c.pv.MaxLines()), c.pv.FirstLine())
 	c.pv.canvas.dirty = true
 	c.seek()
 	c.Run.page.updateURL()
@@ -381,6 +385,38 @@ func (c *PassView) status() string {
 		return fmt.Sprintf("indexing the timeline: %d%%", pv.Indexed*100/max(pv.Total, 1))
 	}
 	return c.Note
+}
+
+// fromValue is what the "show passes from" field shows: what was typed,
+// or the first pass the records keep.
+func (c *PassView) fromValue() string {
+	if c.FromText != "" || c.pv == nil {
+		return c.FromText
+	}
+	return strconv.Itoa(c.pv.FirstLine())
+}
+
+// TypeFrom keeps what is typed in the "show passes from" field.
+func (c *PassView) TypeFrom(v string) { c.FromText, c.FromErr = v, "" }
+
+// ShowFrom runs the results' config again keeping the window of passes
+// that starts at the pass in the "show passes from" field (a long run's
+// record keeps a window of 2,000 passes of each rank);
+// the pass view then opens at that pass.
+func (c *PassView) ShowFrom() {
+	pv := c.pv
+	if pv == nil || c.Run.Running {
+		return
+	}
+	most := pv.MostRan()
+	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(c.FromText, ",", "")))
+	if err != nil || n < 1 || n > most {
+		c.FromErr = fmt.Sprintf("Give a pass from 1 to %s (the longest rank ran %s passes).", state.Thousands(int64(most)), state.Thousands(int64(most)))
+		return
+	}
+	c.FromText, c.FromErr = "", ""
+	c.Run.run(n)
+	c.linkPass, c.linkRank = n, pv.Rank
 }
 
 func (c *PassView) emptyText() string {

@@ -77,7 +77,7 @@ func newPassState(meta []proto.PassMeta, notes []string, focus string, focusRun,
 	if pv.Rank >= pv.NumRanks() {
 		pv.Rank = 0
 	}
-	pv.Pass = min(pv.Pass, pv.Lines(0))
+	pv.Pass = max(min(pv.Pass, pv.Lines(0)), pv.FirstLine())
 	if pass > 0 {
 		pv.focus = "" // an explicit pass wins
 	}
@@ -167,6 +167,53 @@ func (pv *passState) Lines(v int) int {
 	return pv.Meta[v].Ranks[pv.Rank].Lines
 }
 
+// FirstLine is the first pass any run keeps on the current rank: 1, or
+// the first of the window a long run's record keeps.
+func (pv *passState) FirstLine() int {
+	first := 0
+	for v, m := range pv.Meta {
+		if n := pv.Lines(v); n > 0 {
+			if f := max(m.Ranks[pv.Rank].First, 1); f <= n && (first == 0 || f < first) {
+				first = f
+			}
+		}
+	}
+	return max(first, 1)
+}
+
+// firstOf is run v's first kept pass on the current rank (1 unless its
+// record keeps a window).
+func (pv *passState) firstOf(v int) int {
+	if pv.Lines(v) == 0 {
+		return 1
+	}
+	return max(pv.Meta[v].Ranks[pv.Rank].First, 1)
+}
+
+// Windowed tells whether the records keep only a window of the run's
+// passes (the run was too long for a whole record).
+func (pv *passState) Windowed() bool {
+	for _, m := range pv.Meta {
+		for _, r := range m.Ranks {
+			if r.First > 1 || r.Ran > r.Passes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MostRan is the most passes a rank of any run ran.
+func (pv *passState) MostRan() int {
+	n := 0
+	for _, m := range pv.Meta {
+		for _, r := range m.Ranks {
+			n = max(n, r.Ran, r.Passes)
+		}
+	}
+	return n
+}
+
 // MaxLines is the most passes any run has on the current rank.
 func (pv *passState) MaxLines() int {
 	n := 0
@@ -202,23 +249,25 @@ func (pv *passState) passesFor() []int {
 	f := pv.first()
 	t := math.NaN()
 	if pv.Sync == "time" {
-		if tl := pv.timeline(f); tl != nil && pv.Pass <= len(tl.End) {
-			t = tl.End[pv.Pass-1]
+		if tl := pv.timeline(f); tl != nil {
+			if i := pv.Pass - max(tl.First, 1); i >= 0 && i < len(tl.End) {
+				t = tl.End[i]
+			}
 		}
 	}
 	for v := range out {
-		n := pv.Lines(v)
-		if n == 0 {
+		n, first := pv.Lines(v), pv.firstOf(v)
+		if n == 0 || first > n {
 			continue
 		}
 		p := min(pv.Pass, n)
 		if !math.IsNaN(t) && v != f {
 			if tl := pv.timeline(v); tl != nil {
-				p = sort.Search(len(tl.End), func(i int) bool { return tl.End[i] >= t }) + 1
-				p = min(max(p, 1), n)
+				p = sort.Search(len(tl.End), func(i int) bool { return tl.End[i] >= t }) + max(tl.First, 1)
+				p = min(p, n)
 			}
 		}
-		out[v] = p
+		out[v] = max(p, first)
 	}
 	return out
 }
@@ -355,8 +404,15 @@ func (pv *passState) nextEvent(from, k, dir int) int {
 		if tl == nil {
 			continue
 		}
-		for p := from + dir; p >= 1 && p <= len(tl.Counts); p += dir {
-			if tl.Counts[p-1][k] > 0 {
+		first := max(tl.First, 1)
+		p := from + dir
+		if dir > 0 {
+			p = max(p, first)
+		} else {
+			p = min(p, first+len(tl.Counts)-1)
+		}
+		for ; p >= first && p < first+len(tl.Counts); p += dir {
+			if tl.Counts[p-first][k] > 0 {
 				if best == 0 || (dir > 0 && p < best) || (dir < 0 && p > best) {
 					best = p
 				}

@@ -253,6 +253,68 @@ func TestPassViewFlow(t *testing.T) {
 	}
 }
 
+// TestPassViewWindow: results that keep a window of a long run (passes
+// 100,000 to 100,005 of 216,000) open at the window's first pass, keep
+// seeks and jumps inside it, and "show passes from" refuses what no rank
+// reached and runs the config again from a pass it did reach.
+func TestPassViewWindow(t *testing.T) {
+	h := &nopHost{width: 600}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	const first = 100_000
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Ranks: []proto.RankMeta{{Passes: first + 5, Lines: first + 5, First: first, Ran: 216_000, G1: 3, G2: 8}}}, {}, {}}
+	a.Deliver(result(t, h, [][2]int64{{8, 28}, {8, 28}, {8, 28}}, meta))
+	pv := a.Runs.Passes.pv
+	if pv == nil || !pv.Windowed() || pv.Pass != first || pv.FirstLine() != first {
+		t.Fatalf("pass view at %d (first %d)", pv.Pass, pv.FirstLine())
+	}
+	if seek := h.last(); seek.Seek == nil || seek.Seek.Passes[0] != first {
+		t.Fatalf("seek %v", seek)
+	}
+	tl := &proto.Timeline{First: first, Start: make([]float64, 6), End: []float64{1, 2, 3, 4, 5, 6}, Counts: make([][proto.NumMarks]uint16, 6)}
+	tl.Counts[3][proto.MarkRestore] = 1
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgIndex, ID: a.Runs.resultsRun,
+		Index: &proto.IndexReply{Done: true, Indexed: 6, Total: 6, Timelines: [][]proto.BinRef{{1}}}},
+		[][]byte{proto.EncodeTimeline(tl)}))
+	a.Runs.Passes.SeekTo(1)
+	if pv.Pass != first {
+		t.Errorf("seek to pass 1 shows pass %d, want the window's first %d", pv.Pass, first)
+	}
+	if p := pv.nextEvent(pv.Pass, proto.MarkRestore, +1); p != first+3 {
+		t.Errorf("next restore at %d, want %d", p, first+3)
+	}
+	if p := pv.nextEvent(first+5, proto.MarkRestore, -1); p != first+3 {
+		t.Errorf("previous restore at %d, want %d", p, first+3)
+	}
+	mustContain(t, render(t, a), `id="pv-window"`, `min="100000"`)
+	if v := a.Runs.Passes.fromValue(); v != "100000" {
+		t.Errorf("the from field shows %q", v)
+	}
+	for _, bad := range []string{"0", "216001", "ten"} {
+		a.Runs.Passes.TypeFrom(bad)
+		a.Runs.Passes.ShowFrom()
+		if a.Runs.Passes.FromErr != "Give a pass from 1 to 216,000 (the longest rank ran 216,000 passes)." || a.Runs.Running {
+			t.Errorf("from %q: %q, running %v", bad, a.Runs.Passes.FromErr, a.Runs.Running)
+		}
+	}
+	a.Runs.Passes.TypeFrom("150,000")
+	a.Runs.Passes.ShowFrom()
+	run := h.last()
+	if run.Op != proto.OpRun || run.Run == nil || run.Run.FromPass != 150_000 || !a.Runs.Running {
+		t.Fatalf("show from 150,000 posted %+v", run)
+	}
+	if a.Runs.Passes.linkPass != 150_000 {
+		t.Errorf("the next results open at %d", a.Runs.Passes.linkPass)
+	}
+	// a link to a pass keeps the window from that pass
+	h2 := &nopHost{width: 600}
+	b := NewRoot(h2, "#ex=B&pass=150000")
+	b.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	if run := h2.last(); run.Run == nil || run.Run.FromPass != 150_000 {
+		t.Errorf("a link to pass 150,000 ran %+v", run.Run)
+	}
+}
+
 // TestPDToggleFlow: the P/D toggle turns §B into prefill and decode roles
 // with their own controls; with §A's mooncake-delta trace the validator's
 // message shows next to the toggle and the trace picker, and Run is off.

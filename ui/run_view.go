@@ -123,8 +123,14 @@ func (c *RunView) RunTitle() string {
 // Busy tells whether a run is in progress or about to start.
 func (c *RunView) Busy() bool { return c.Running || (c.autoRun && c.Panel.Cfg != nil) }
 
-// Run starts a job for the panel's config (every compared run).
-func (c *RunView) Run() {
+// Run starts a job for the panel's config (every compared run). A link's
+// pass, while it waits for results, is where a long run's kept window of
+// passes starts, so the link opens on that pass however long the run.
+func (c *RunView) Run() { c.run(c.Passes.linkPass) }
+
+// run starts the job; a run too long for a whole per-pass record keeps
+// LargeWindowPasses passes of each rank from pass from (0: from pass 1).
+func (c *RunView) run(from int) {
 	defer c.page.guard()
 	if c.Running {
 		return
@@ -152,7 +158,7 @@ func (c *RunView) Run() {
 	c.retire()
 	c.jobID = c.page.nextID()
 	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
-	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg)}
+	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg), FromPass: from}
 	c.runMsg = msg
 	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
 	c.variant, c.variants = 0, max(1, len(vs))

@@ -43,6 +43,8 @@ type job struct {
 	Requests, Passes bool
 	// MaxPasses bounds every run (0: no bound).
 	MaxPasses int64
+	// FromPass starts the window of passes a long run keeps (largeWindow).
+	FromPass int
 
 	// workloads shares the trace's workload between the variants of a
 	// run (run sets it).
@@ -178,7 +180,7 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 	}
 	job := replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
 		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
-		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow}}
+		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass)}}
 	if progress != nil {
 		job.Progress = func(done, total int) { progress(i, done, total) }
 	}

@@ -22,10 +22,16 @@ const MaxRecordRequests = 5000
 
 // LargeWindowPasses is how many passes of each rank the worker keeps of a
 // longer run's record (replay.Capture.LargeWindow): its first ones, so
-// the pass view still shows how the run starts.
+// the pass view still shows how the run starts, or those from the pass
+// the page asks for (proto.RunJob.FromPass).
 const LargeWindowPasses = 2000
 
-var largeWindow, _ = record.ParseWindow("1:" + strconv.Itoa(LargeWindowPasses))
+// largeWindow is the window of LargeWindowPasses passes from pass from.
+func largeWindow(from int) record.Window {
+	from = max(from, 1)
+	w, _ := record.ParseWindow(strconv.Itoa(from) + ":" + strconv.Itoa(from+LargeWindowPasses-1))
+	return w
+}
 
 // passes is what the worker knows of one run job's per-pass records: the
 // records (one per variant, nil when a variant failed), and the timeline
@@ -65,14 +71,15 @@ func newPasses(recs []*record.Record) *passes {
 		}
 		ranks = max(ranks, len(r.Ranks))
 		for k := range r.Ranks {
-			p.tl[v] = append(p.tl[v], &proto.Timeline{})
-			_ = k
+			p.tl[v] = append(p.tl[v], &proto.Timeline{First: r.FirstPass(k)})
 		}
 	}
 	for k := 0; k < ranks; k++ {
-		p.total += p.lines(k)
+		if n := p.lines(k); n > 0 {
+			p.total += n - p.firstLine(k) + 1
+		}
 	}
-	p.rank, p.pass = 0, 1
+	p.rank, p.pass = 0, p.firstLine(0)
 	p.done = p.total == 0
 	return p
 }
@@ -86,6 +93,20 @@ func (p *passes) lines(k int) int {
 		}
 	}
 	return n
+}
+
+// firstLine is the first pass any variant keeps on rank k (1 unless the
+// records keep a window).
+func (p *passes) firstLine(k int) int {
+	first := 0
+	for _, r := range p.recs {
+		if r != nil && k < len(r.Ranks) && r.NumLines(k) > 0 {
+			if f := r.FirstPass(k); first == 0 || f < first {
+				first = f
+			}
+		}
+	}
+	return max(first, 1)
 }
 
 // markerOf maps an event kind to its timeline marker.
@@ -103,10 +124,10 @@ func (p *passes) step(budget time.Duration) bool {
 		p.pass++
 		if p.pass > p.lines(p.rank) {
 			p.rank++
-			p.pass = 1
 			for p.rank < len(p.tl[0]) && p.lines(p.rank) == 0 {
 				p.rank++
 			}
+			p.pass = p.firstLine(p.rank)
 			if p.rank >= p.maxRanks() {
 				p.done = true
 			}
@@ -354,7 +375,7 @@ func (p *passes) meta() []proto.PassMeta {
 				g2 = r.G2Capacity[d]
 			}
 			m.Ranks = append(m.Ranks, proto.RankMeta{Worker: id.Worker, Rank: id.Rank, Role: id.Role, Passes: r.NumPasses(k),
-				Lines: r.NumLines(k), G1: r.G1Capacity[k], G2: g2})
+				Lines: r.NumLines(k), First: r.FirstPass(k), Ran: r.RunPasses(k), G1: r.G1Capacity[k], G2: g2})
 		}
 		out[v] = m
 	}

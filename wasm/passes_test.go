@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/core/numfmt"
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
@@ -236,5 +237,62 @@ func TestAnswerBlocksAreMarked(t *testing.T) {
 	}
 	if answers == 0 {
 		t.Error("no answer block in SimpleCPU's G2 (scenario)")
+	}
+}
+
+// TestRecordLimitFromPass: the page's "passes from" (proto.RunJob.FromPass)
+// moves the kept window of a long run: the record, its meta and its
+// timeline start at that pass, and the meta says how many passes each
+// rank ran; a window past the run's end keeps nothing and the note says
+// how far the run went.
+func TestRecordLimitFromPass(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"}
+	first := j.run(nil)[0]
+	if first.Record == nil {
+		t.Fatalf("%+v", first.Err)
+	}
+	ran := first.Record.RunPasses(0)
+	if ran <= LargeWindowPasses+500 {
+		t.Fatalf("the run has %d passes on rank 0; the test needs more than %d", ran, LargeWindowPasses+500)
+	}
+	j.FromPass = ran - 499
+	outs := j.run(nil)
+	o := outs[0]
+	if o.Record == nil {
+		t.Fatalf("%+v", o.Err)
+	}
+	wantNote := fmt.Sprintf("so only passes %s to %s of each rank are kept", numfmt.Thousands(int64(ran-499)), numfmt.Thousands(int64(ran-500+LargeWindowPasses)))
+	if !strings.Contains(o.RecordNote, wantNote) || strings.Contains(o.RecordNote, "that far") {
+		t.Errorf("note %q; want %q in it", o.RecordNote, wantNote)
+	}
+	p := indexAll(t, outs)
+	m := p.meta()[0].Ranks[0]
+	if m.First != ran-499 || m.Ran != ran || m.Passes != ran {
+		t.Errorf("meta first %d, ran %d, passes %d; want %d, %d, %d", m.First, m.Ran, m.Passes, ran-499, ran, ran)
+	}
+	tl := p.tl[0][0]
+	if tl.First != ran-499 || len(tl.Start) != m.Lines-m.First+1 || len(tl.Start) < 500 {
+		t.Errorf("timeline from %d with %d passes; meta lines %d", tl.First, len(tl.Start), m.Lines)
+	}
+	in, err := o.Record.Info(0, ran-100)
+	if err != nil || float64(in.StartMs) != tl.Start[ran-100-tl.First] {
+		t.Errorf("pass %d: info %+v (%v), timeline start %v", ran-100, in, err, tl.Start[ran-100-tl.First])
+	}
+	if _, _, err := p.frame(0, 0, ran-10); err != nil {
+		t.Errorf("frame of pass %d: %v", ran-10, err)
+	}
+	if _, _, err := p.frame(0, 0, ran-600); err == nil {
+		t.Errorf("frame of pass %d, before the window: no error", ran-600)
+	}
+
+	j.FromPass = ran + 10_000
+	o = j.run(nil)[0]
+	if o.Record == nil || !strings.Contains(o.RecordNote, "no rank ran that far (the longest ran "+numfmt.Thousands(int64(ran))) {
+		t.Errorf("past the end: note %q", o.RecordNote)
+	}
+	if o.Record != nil && o.Record.FirstPass(0) <= o.Record.NumLines(0) {
+		t.Errorf("past the end: rank 0 keeps passes %d to %d", o.Record.FirstPass(0), o.Record.NumLines(0))
 	}
 }

@@ -140,7 +140,7 @@ func runJob(id int, r *proto.RunJob, in texts) (*job, *jobError) {
 		return nil, err
 	}
 	return &job{ID: id, Op: proto.OpRun, Config: r.Config, Name: r.Name, Overrides: r.Overrides, Variants: r.Variants,
-		Traces: tr, Requests: r.Requests, Passes: r.Passes, MaxPasses: r.MaxPasses}, nil
+		Traces: tr, Requests: r.Requests, Passes: r.Passes, MaxPasses: r.MaxPasses, FromPass: r.FromPass}, nil
 }
 
 // serveRun runs every variant, keeps the outcomes (and the per-pass

@@ -67,6 +67,9 @@ type rankLog struct {
 	// first is the first pass a decoded windowed record holds (0 or 1:
 	// all); the passes before it are empty placeholders.
 	first int
+	// ran counts the passes the rank ran, stored or not (a live windowed
+	// record stores none after its window).
+	ran int
 }
 
 type passEntry struct {
@@ -178,6 +181,12 @@ func (r *Record) NumPasses(rank int) int {
 		n--
 	}
 	return n
+}
+
+// RunPasses is how many passes rank ran in the run: NumPasses, or more in
+// a record that a window cut at capture time (NewWindowRecorder).
+func (r *Record) RunPasses(rank int) int {
+	return max(r.ranks[rank].ran, r.NumPasses(rank))
 }
 
 // NumLines is NumPasses plus one when changes trail the rank's last pass

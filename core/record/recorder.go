@@ -252,6 +252,9 @@ func (r *rankRec) closePass(pe passEntry) {
 		r.lastOpn = r.dom.opn
 	}
 	r.lastG1n, r.lastEvn = r.g1n, r.evn
+	if !pe.final {
+		rl.ran++
+	}
 	if len(rl.passes) >= r.keep.To {
 		return
 	}
@@ -296,6 +299,9 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 		if trailing {
 			now := e.Now()
 			r.closePass(passEntry{start: now, computeStart: now, end: now, final: true})
+		}
+		if rl := r.log; rl.first == 0 && len(rl.passes) > 0 && len(rl.passes) < r.keep.From {
+			rl.first = len(rl.passes) + 1 // the run ended before the window: placeholders only
 		}
 	}
 }

@@ -280,6 +280,11 @@ func TestWindowRecorderWritesTheWindowedFile(t *testing.T) {
 				if err := rec.WriteWindow(&got, win); err != nil {
 					t.Fatal(err)
 				}
+				for k := range full.Ranks {
+					if rec.RunPasses(k) != full.NumPasses(k) {
+						t.Errorf("rank %d: the windowed record says the rank ran %d passes; it ran %d", k, rec.RunPasses(k), full.NumPasses(k))
+					}
+				}
 				if !bytes.Equal(got.Bytes(), want.Bytes()) {
 					g, w := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(want.Bytes(), []byte("\n"))
 					for i := range min(len(g), len(w)) {

@@ -154,8 +154,24 @@ func run(job *Job) (*Output, *Error) {
 	if e == nil && large != "" {
 		out.RecordNote = fmt.Sprintf("%s, so only passes %s of each rank are kept (the run has %s group passes; kvsim predict --capture-window writes any window)",
 			large, windowText(job.Capture.Window), numfmt.Thousands(out.Stats.Passes))
+		if most, kept := ranPasses(out.Record); !kept {
+			out.RecordNote += fmt.Sprintf("; no rank ran that far (the longest ran %s passes)", numfmt.Thousands(int64(most)))
+		}
 	}
 	return out, e
+}
+
+// ranPasses is the most passes a rank of rec ran, and whether rec keeps
+// any pass.
+func ranPasses(rec *record.Record) (most int, kept bool) {
+	if rec == nil {
+		return 0, false
+	}
+	for k := range rec.Ranks {
+		most = max(most, rec.RunPasses(k))
+		kept = kept || rec.FirstPass(k) <= rec.NumLines(k)
+	}
+	return most, kept
 }
 
 // windowText is a pass window as a reader says it: "1 to 2,000".

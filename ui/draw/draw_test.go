@@ -109,7 +109,7 @@ func TestDrawPassColours(t *testing.T) {
 func TestTimeline(t *testing.T) {
 	tl := &proto.Timeline{Start: []float64{0, 1, 2}, End: []float64{1, 2, 3}, Counts: make([][proto.NumMarks]uint16, 3), Diverge: 2}
 	tl.Counts[1][proto.MarkRestore] = 1
-	L := LayoutTimeline(500, 2, 3)
+	L := LayoutTimeline(500, 2, 1, 3)
 	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
 	DrawTimeline(img, L, []string{"a", "b"}, []*proto.Timeline{tl, nil}, 2)
 	for _, p := range []int{1, 2, 3} {
@@ -119,10 +119,27 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
+// TestTimelineWindow: a timeline of a kept window (passes 100,000 to
+// 100,002) spans the axis and draws each pass's marks at its own x.
+func TestTimelineWindow(t *testing.T) {
+	tl := &proto.Timeline{First: 100_000, Start: []float64{0, 1, 2}, End: []float64{1, 2, 3}, Counts: make([][proto.NumMarks]uint16, 3)}
+	tl.Counts[1][proto.MarkRestore] = 1
+	L := LayoutTimeline(500, 1, 100_000, 100_002)
+	if L.X(100_000) != L.X0 || L.X(100_002) != L.X1 || L.PassAt(L.X0-5) != 100_000 || L.PassAt(L.X(100_001)) != 100_001 {
+		t.Fatalf("axis: x %d, %d, %d; pass at x0 %d", L.X(100_000), L.X(100_001), L.X(100_002), L.PassAt(L.X0))
+	}
+	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
+	DrawTimeline(img, L, []string{"a"}, []*proto.Timeline{tl}, 100_000)
+	lane := 8 + 1 + 3*((tlRow-6)/4) // the restore lane of row 0
+	if got := img.RGBAAt(L.X(100_001), lane+1); got != MarkColours[proto.MarkRestore] {
+		t.Errorf("the restore of pass 100,001 is not at x %d: %v", L.X(100_001), got)
+	}
+}
+
 // TestBarrier: the warmup barrier's line sits between the last
 // preparation pass and the next, on its row only.
 func TestBarrier(t *testing.T) {
-	L := LayoutTimeline(500, 2, 30)
+	L := LayoutTimeline(500, 2, 1, 30)
 	img := image.NewRGBA(image.Rect(0, 0, L.W, L.H))
 	DrawTimeline(img, L, []string{"a", "b"}, []*proto.Timeline{nil, nil}, 1)
 	DrawBarrier(img, L, 1, 10)

@@ -458,33 +458,40 @@ func drawLanes(img *image.RGBA, L PassLayout, o PassOptions) {
 type TimelineLayout struct {
 	W, H, X0, X1 int
 	Rows         int
-	Passes       int
+	// First and Passes are the first and last pass on the axis (First is
+	// 1 unless the records keep a window of a long run).
+	First, Passes int
 }
 
 const tlRow = 26
 
-// LayoutTimeline sizes the timeline for rows runs of at most passes.
-func LayoutTimeline(width, rows, passes int) TimelineLayout {
-	return TimelineLayout{W: max(width, 200), H: 16 + rows*tlRow + 14, X0: 86, X1: max(width, 200) - 10, Rows: rows, Passes: max(passes, 1)}
+// LayoutTimeline sizes the timeline for rows runs of passes first to
+// last.
+func LayoutTimeline(width, rows, first, last int) TimelineLayout {
+	first = max(first, 1)
+	return TimelineLayout{W: max(width, 200), H: 16 + rows*tlRow + 14, X0: 86, X1: max(width, 200) - 10, Rows: rows,
+		First: first, Passes: max(last, first)}
 }
 
 // X is the x of pass p (1-based).
 func (L TimelineLayout) X(p int) int {
-	if L.Passes <= 1 {
+	first := max(L.First, 1)
+	if L.Passes <= first {
 		return L.X0
 	}
-	return L.X0 + (L.X1-L.X0)*(p-1)/(L.Passes-1)
+	return L.X0 + (L.X1-L.X0)*(p-first)/(L.Passes-first)
 }
 
 // PassAt is the pass under x.
 func (L TimelineLayout) PassAt(x int) int {
+	first := max(L.First, 1)
 	if x <= L.X0 {
-		return 1
+		return first
 	}
 	if x >= L.X1 {
 		return L.Passes
 	}
-	return 1 + int(math.Round(float64(x-L.X0)*float64(L.Passes-1)/float64(L.X1-L.X0)))
+	return first + int(math.Round(float64(x-L.X0)*float64(L.Passes-first)/float64(L.X1-L.X0)))
 }
 
 // Timeline marker colours (by proto.Mark*).
@@ -516,7 +523,7 @@ func DrawTimeline(img *image.RGBA, L TimelineLayout, labels []string, tls []*pro
 		t := tls[r]
 		for p := range t.Counts {
 			c := t.Counts[p]
-			x := L.X(p + 1)
+			x := L.X(max(t.First, 1) + p)
 			for li, m := range lanes {
 				if c[m] > 0 {
 					ly := y + 1 + li*lh
@@ -537,7 +544,7 @@ func DrawTimeline(img *image.RGBA, L TimelineLayout, labels []string, tls []*pro
 	// cursor and pass axis
 	x := L.X(cur)
 	Fill(img, image.Rect(x-1, 4, x+1, L.H-12), Black)
-	Text(img, L.X0, L.H-2, "pass 1", Muted)
+	Text(img, L.X0, L.H-2, "pass "+strconv.Itoa(max(L.First, 1)), Muted)
 	end := "pass " + strconv.Itoa(L.Passes)
 	Text(img, L.X1-TextWidth(end), L.H-2, end, Muted)
 }

@@ -59,8 +59,13 @@ type RankMeta struct {
 	Role   string `json:"role"`
 	Passes int    `json:"passes"`
 	Lines  int    `json:"lines"` // Passes, plus one when changes trail the last pass
-	G1     int    `json:"g1"`
-	G2     int    `json:"g2"` // 0 without a G2 tier
+	// First is the first pass the record keeps (1, or a window's first);
+	// Ran is how many passes the rank ran (more than Passes when the
+	// record keeps only a window of a long run).
+	First int `json:"first"`
+	Ran   int `json:"ran"`
+	G1    int `json:"g1"`
+	G2    int `json:"g2"` // 0 without a G2 tier
 	// Prep counts the rank's preparation passes (agentic warmup: the
 	// passes that started before the barrier; they come first).
 	Prep int `json:"prep,omitempty"`
@@ -68,6 +73,9 @@ type RankMeta struct {
 
 // Timeline is one rank's passes as the timeline draws them.
 type Timeline struct {
+	// First is the pass of index 0 (1, or a windowed record's first pass):
+	// Start[i] is pass First+i's start.
+	First      int
 	Start, End []float64
 	Counts     [][NumMarks]uint16
 	Transfers  []Transfer
@@ -199,9 +207,10 @@ func (f *Frame) Str(i int32) string {
 // and the marker counts, the divergence, then the transfers.
 func EncodeTimeline(t *Timeline) []byte {
 	n := len(t.Start)
-	b := make([]byte, 0, 12+n*(16+2*NumMarks)+len(t.Transfers)*34)
+	b := make([]byte, 0, 16+n*(16+2*NumMarks)+len(t.Transfers)*34)
 	b = binary.LittleEndian.AppendUint32(b, uint32(n))
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.Diverge))
+	b = binary.LittleEndian.AppendUint32(b, uint32(t.First))
 	for i := 0; i < n; i++ {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t.Start[i]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t.End[i]))
@@ -228,12 +237,12 @@ func EncodeTimeline(t *Timeline) []byte {
 // DecodeTimeline reverses EncodeTimeline.
 func DecodeTimeline(b []byte) (*Timeline, error) {
 	bad := errors.New("malformed timeline")
-	if len(b) < 8 {
+	if len(b) < 12 {
 		return nil, bad
 	}
 	n := int(binary.LittleEndian.Uint32(b))
-	t := &Timeline{Diverge: int(binary.LittleEndian.Uint32(b[4:]))}
-	p := b[8:]
+	t := &Timeline{Diverge: int(binary.LittleEndian.Uint32(b[4:])), First: int(binary.LittleEndian.Uint32(b[8:]))}
+	p := b[12:]
 	const per = 16 + 2*NumMarks
 	if n < 0 || len(p) < n*per+4 {
 		return nil, bad

@@ -62,6 +62,9 @@ type RunJob struct {
 	Requests  bool  `json:"requests,omitempty"`
 	Passes    bool  `json:"passes,omitempty"`
 	MaxPasses int64 `json:"max_passes,omitempty"`
+	// FromPass is the first pass of the window a run too long for a whole
+	// record keeps of each rank (0: pass 1; see replay.Capture.LargeWindow).
+	FromPass int `json:"from_pass,omitempty"`
 	// Debug replaces the run with a test-only job; the worker refuses it
 	// unless a test set its hook (self.kvsimDebug in the worker).
 	Debug *DebugJob `json:"debug,omitempty"`
