@@ -80,7 +80,7 @@ type predictFlags struct {
 	cpuProfile, memProfile           string
 	sets                             stringList
 	perRequest, passes, overwrite    bool
-	benchStats, noFastForward, large bool
+	benchStats, noFastForward, noShard, large bool
 	windowSpec                       string
 	window                           record.Window
 }
@@ -107,6 +107,9 @@ func runPredict(e *env, args []string) error {
 	// Hidden: runs without the engine's fast-forward of pure decode passes
 	// (the same reports; docs/performance.md measures both ways).
 	fs.BoolVar(&f.noFastForward, "no-fast-forward", false, "")
+	// Hidden: runs one engine where the run could be split across
+	// processors (the same reports; docs/model/engine.md ("Sharded runs")).
+	fs.BoolVar(&f.noShard, "no-shard", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -156,6 +159,7 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 	}
 	job.Capture = replay.Capture{Requests: f.perRequest, Passes: f.passes, Window: f.window}
 	job.NoFastForward = f.noFastForward
+	job.NoShard = f.noShard
 	if !f.large {
 		job.Limits.MaxRecordBytes = replay.RecordBytesLimit
 	}

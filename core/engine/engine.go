@@ -81,6 +81,9 @@ type Options struct {
 	// NoFastForward turns off the fast-forward of pure decode passes
 	// (fastforward.go), for the same comparison.
 	NoFastForward bool
+	// Shard, when Of > 1, simulates only some workers (see Shard; only
+	// for runs Shardable allows).
+	Shard Shard
 }
 
 // ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
@@ -197,6 +200,8 @@ type Engine struct {
 	started       bool
 	lastReport    int
 
+	heldBack bool // a shard's worker was held back by the no-op rule (shard.go)
+
 	ff bool // fastForwardable
 	// FastForwarded counts the group passes computed by the fast-forward
 	// (scheduler.Rank.DecodeStep), a part of Passes.
@@ -208,6 +213,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	roles := cfg.Roles()
 	if len(roles) == 0 {
 		return nil, cfg.Refuse("engine.workers", "no worker role")
+	}
+	if sh := opts.Shard; sh.on() && (sh.Index < 0 || sh.Index >= sh.Of || Shardable(cfg, wl) < sh.Of || opts.Observer != nil || opts.MaxPasses > 0) {
+		return nil, fmt.Errorf("internal error: shard %d of %d asked for a run that cannot be split so (docs/model/engine.md (\"Sharded runs\"))", sh.Index, sh.Of)
 	}
 	var cuts []trace.Cut
 	plays := 0 // agentic profile plays (the lanes' plays and instances)
@@ -513,16 +521,26 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 				g3Store = newG3()
 			}
 		}
+		// A shard's other workers never receive a request: their G1 pools
+		// are one block and their indexes stay empty.
+		owned, wsc := e.opts.Shard.owns(wk.index), sc
+		if !owned {
+			wsc.Capacity = 1
+		}
 		for d := 0; d < role.Parallelism.AttentionData; d++ {
 			rk := &Rank{Worker: wk.index, DP: d, Index: len(e.ranks), Role: name,
-				Rank: scheduler.New(sc, e.ids, e)}
-			rk.Pool.SizeIndex(e.blockEstimate)
+				Rank: scheduler.New(wsc, e.ids, e)}
+			if owned {
+				rk.Pool.SizeIndex(e.blockEstimate)
+			}
 			if ho != nil {
 				dom := shared
 				if dom == nil {
 					dom = connector.NewDomain(ho.NumHostBlocks, rules.Eviction, nil, &e.reg)
 				}
-				dom.Tier.SizeIndex(e.blockEstimate)
+				if owned {
+					dom.Tier.SizeIndex(e.blockEstimate)
+				}
 				rk.Host = connector.NewAdapter(rules, rk.Index, rk.Pool, dom, kv.BlockSize, kv.BytesPerToken,
 					connector.Link{D2HGBps: ho.D2HBandwidthGBps, H2DGBps: ho.H2DBandwidthGBps,
 						LatencyToFirstByteMs: ho.LatencyToFirstByteMs})
@@ -811,6 +829,9 @@ func (e *Engine) settle() {
 			}
 		}
 		if !changed {
+			if e.opts.Shard.on() {
+				e.noteHeldBack(now)
+			}
 			return
 		}
 	}
@@ -1115,12 +1136,6 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
 		r.Known = contentLen(t)
 	}
-	if t.RunLength > 0 {
-		r.Seq.AppendContent(e.ids, t.Content, t.RunLength, t.ContentLength, e.bs, r.Index)
-	}
-	if e.slotCap != nil && r.Slots == nil {
-		r.Slots = make([]int32, 0, e.slotCap[r.Index])
-	}
 	r.PromptLen = r.Known
 	r.MaxOutput = t.OutputLength
 	r.OutputIDs = t.OutputTokens
@@ -1129,10 +1144,26 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 
 	var rk *Rank
 	var h report.Routing
-	if e.pd {
+	if e.opts.Shard.on() {
+		// Round robin (Shardable) reads no blocks: route first, and
+		// compute identities only for the shard's own requests.
+		if rk, h = e.place.route(r, "agg"); !e.opts.Shard.owns(rk.Worker) {
+			e.drop(r)
+			return
+		}
+	}
+	if t.RunLength > 0 {
+		r.Seq.AppendContent(e.ids, t.Content, t.RunLength, t.ContentLength, e.bs, r.Index)
+	}
+	if e.slotCap != nil && r.Slots == nil {
+		r.Slots = make([]int32, 0, e.slotCap[r.Index])
+	}
+	switch {
+	case rk != nil: // routed above
+	case e.pd:
 		rk, h = e.prefillPlace.route(r, "prefill")
 		r.MaxOutput = 1 // the hidden bootstrap token
-	} else {
+	default:
 		rk, h = e.place.route(r, "agg")
 	}
 	rk.Enqueue(r)

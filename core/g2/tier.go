@@ -117,7 +117,14 @@ func NewTier(capacity int, policy Policy) *Tier {
 // SizeIndex makes room in the identity index for about n identities, so a
 // run that knows its workload never regrows it.
 func (t *Tier) SizeIndex(n int) {
-	t.index.Reserve(min(n, t.capacity))
+	n = min(n, t.capacity)
+	t.index.Reserve(n)
+	if cap(t.entries) < n {
+		// Entries are appended one at a time up to the tier's size: growing
+		// in 1.25× steps copied 126 MB per Mooncake run with four 200,000-entry
+		// tiers. Reserved pages the run never reaches are never touched.
+		t.entries = append(make([]entry, 0, n), t.entries...)
+	}
 }
 
 // SetObserver installs o (nil removes it).

@@ -41,6 +41,10 @@ type Job struct {
 	// passes (engine.Options.NoFastForward): the same reports, slower;
 	// for comparisons and measurements.
 	NoFastForward bool
+	// NoShard runs one engine where the run could be split across several
+	// (docs/model/engine.md ("Sharded runs")): the same reports, on one
+	// processor.
+	NoShard bool
 }
 
 // Capture names the optional outputs of a job.
@@ -262,12 +266,18 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 		}
 		opts.Observer = rr
 	}
-	res, err := RunWith(cfg, wl, opts)
+	var res *Result
+	var err error
+	if n := shards(cfg, wl, opts); n > 1 && !job.NoShard {
+		res, _, err = runSplit(cfg, wl, opts, n)
+	} else {
+		res, err = RunWith(cfg, wl, opts)
+	}
 	if err != nil {
 		return nil, AsError(err)
 	}
 	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Prediction: res.PredictionJSON(),
-		Stats: res.Engine.RunStats(), Size: size, RecordNote: note}
+		Stats: res.Stats, Size: size, RecordNote: note}
 	if job.Capture.Requests {
 		out.Requests = res.RequestsJSONL()
 	}

@@ -62,8 +62,11 @@ func traceError(cfg *config.Config, msg string) *Error {
 
 // Result is one finished engine run (RunWith).
 type Result struct {
-	Config  *config.Config
+	Config *config.Config
+	// Engine is the run's engine (nil for a run split across engines,
+	// whose merged counters are Stats).
 	Engine  *engine.Engine
+	Stats   report.Run
 	Summary report.Summary
 	// Records holds every request's record in request order.
 	Records []report.Request
@@ -95,8 +98,8 @@ func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Engine: e, Records: e.Records}
-	res.Summary = report.Summarize(e.Records, e.Dispatched(), e.RunStats())
+	res := &Result{Config: cfg, Engine: e, Records: e.Records, Stats: e.RunStats()}
+	res.Summary = report.Summarize(e.Records, e.Dispatched(), res.Stats)
 	res.Summary.Agentic = agenticReport(cfg, e)
 	return res, nil
 }

@@ -7,11 +7,19 @@ package index
 // names (docs/performance.md ("Real traces (Mooncake conversation)")).
 // The zero Map is empty and ready to use; iteration (Range) is in slot
 // order, a function of the operations applied, so it is deterministic.
+//
+// A key and its value share a slot, so a lookup reads one cache line where
+// separate key and value arrays took two (the tables of a large G2 tier
+// are megabytes, and nearly every probe misses the cache).
 type Map[V any] struct {
-	keys  []int32 // None where the slot is empty
-	vals  []V
+	slots []slot[V]
 	n     int
-	shift uint // 64 - log2(len(keys))
+	shift uint // 64 - log2(len(slots))
+}
+
+type slot[V any] struct {
+	key int32 // None where the slot is empty
+	val V
 }
 
 // minSlots is the smallest table a Map allocates.
@@ -23,7 +31,7 @@ func (m *Map[V]) Reserve(n int) {
 	for want < 2*n {
 		want *= 2
 	}
-	if want > len(m.keys) {
+	if want > len(m.slots) {
 		m.rehash(want)
 	}
 }
@@ -42,11 +50,11 @@ func (m *Map[V]) home(k int32) int {
 // Get returns k's value and whether m holds k (never for a negative k).
 func (m *Map[V]) Get(k int32) (V, bool) {
 	if m.n > 0 && k >= 0 {
-		mask := len(m.keys) - 1
+		mask := len(m.slots) - 1
 		for i := m.home(k); ; i = (i + 1) & mask {
-			switch m.keys[i] {
+			switch sl := &m.slots[i]; sl.key {
 			case k:
-				return m.vals[i], true
+				return sl.val, true
 			case None:
 				var zero V
 				return zero, false
@@ -59,17 +67,17 @@ func (m *Map[V]) Get(k int32) (V, bool) {
 
 // Set gives k (nonnegative) the value v.
 func (m *Map[V]) Set(k int32, v V) {
-	if 2*(m.n+1) > len(m.keys) {
-		m.rehash(max(minSlots, 2*len(m.keys)))
+	if 2*(m.n+1) > len(m.slots) {
+		m.rehash(max(minSlots, 2*len(m.slots)))
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := m.home(k); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch sl := &m.slots[i]; sl.key {
 		case k:
-			m.vals[i] = v
+			sl.val = v
 			return
 		case None:
-			m.keys[i], m.vals[i] = k, v
+			sl.key, sl.val = k, v
 			m.n++
 			return
 		}
@@ -82,19 +90,19 @@ func (m *Map[V]) Set(k int32, v V) {
 // sequence of operations leaves the same slot order either way. The
 // pointer is valid until m's next change.
 func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
-	if 2*(m.n+1) > len(m.keys) {
-		m.rehash(max(minSlots, 2*len(m.keys)))
+	if 2*(m.n+1) > len(m.slots) {
+		m.rehash(max(minSlots, 2*len(m.slots)))
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := m.home(k); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch sl := &m.slots[i]; sl.key {
 		case k:
-			return &m.vals[i], true
+			return &sl.val, true
 		case None:
 			var zero V
-			m.keys[i], m.vals[i] = k, zero
+			sl.key, sl.val = k, zero
 			m.n++
-			return &m.vals[i], false
+			return &sl.val, false
 		}
 	}
 }
@@ -104,32 +112,31 @@ func (m *Map[V]) Delete(k int32) {
 	if m.n == 0 || k < 0 {
 		return
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	i := m.home(k)
-	for ; m.keys[i] != k; i = (i + 1) & mask {
-		if m.keys[i] == None {
+	for ; m.slots[i].key != k; i = (i + 1) & mask {
+		if m.slots[i].key == None {
 			return
 		}
 	}
 	// Backward shift: move each later key of the probe run whose home
 	// does not lie cyclically in (i, j] into the hole.
-	for j := (i + 1) & mask; m.keys[j] != None; j = (j + 1) & mask {
-		h := m.home(m.keys[j])
+	for j := (i + 1) & mask; m.slots[j].key != None; j = (j + 1) & mask {
+		h := m.home(m.slots[j].key)
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			m.slots[i] = m.slots[j]
 			i = j
 		}
 	}
-	var zero V
-	m.keys[i], m.vals[i] = None, zero
+	m.slots[i] = slot[V]{key: None}
 	m.n--
 }
 
 // Range calls f for every key and value, in slot order.
 func (m *Map[V]) Range(f func(k int32, v V)) {
-	for i, k := range m.keys {
-		if k != None {
-			f(k, m.vals[i])
+	for i := range m.slots {
+		if sl := &m.slots[i]; sl.key != None {
+			f(sl.key, sl.val)
 		}
 	}
 }
@@ -137,16 +144,15 @@ func (m *Map[V]) Range(f func(k int32, v V)) {
 // Clone returns an independent copy of m.
 func (m *Map[V]) Clone() Map[V] {
 	c := *m
-	c.keys = append([]int32(nil), m.keys...)
-	c.vals = append([]V(nil), m.vals...)
+	c.slots = append([]slot[V](nil), m.slots...)
 	return c
 }
 
 func (m *Map[V]) rehash(slots int) {
-	old, oldVals := m.keys, m.vals
-	m.keys, m.vals = make([]int32, slots), make([]V, slots)
-	for i := range m.keys {
-		m.keys[i] = None
+	old := m.slots
+	m.slots = make([]slot[V], slots)
+	for i := range m.slots {
+		m.slots[i].key = None
 	}
 	m.shift = 64
 	for s := slots; s > 1; s >>= 1 {
@@ -154,15 +160,15 @@ func (m *Map[V]) rehash(slots int) {
 	}
 	m.n = 0
 	mask := slots - 1
-	for i, k := range old {
-		if k == None {
+	for _, sl := range old {
+		if sl.key == None {
 			continue
 		}
-		j := m.home(k)
-		for m.keys[j] != None {
+		j := m.home(sl.key)
+		for m.slots[j].key != None {
 			j = (j + 1) & mask
 		}
-		m.keys[j], m.vals[j] = k, oldVals[i]
+		m.slots[j] = sl
 		m.n++
 	}
 }

@@ -53,8 +53,8 @@ func TestMapAgainstGoMap(t *testing.T) {
 	}
 	empty.Delete(3)
 	empty.Reserve(100)
-	if len(empty.keys) != 256 {
-		t.Errorf("Reserve(100): %d slots, want 256", len(empty.keys))
+	if len(empty.slots) != 256 {
+		t.Errorf("Reserve(100): %d slots, want 256", len(empty.slots))
 	}
 }
 
@@ -80,12 +80,12 @@ func TestMapUpsertEqualsGetSet(t *testing.T) {
 			t.Fatalf("step %d: Upsert(%d) found %v, Get %v", step, k, found, ok)
 		}
 		if step%997 == 0 || step == 99999 {
-			if len(a.keys) != len(b.keys) || a.n != b.n {
-				t.Fatalf("step %d: %d/%d slots, %d/%d keys", step, len(a.keys), len(b.keys), a.n, b.n)
+			if len(a.slots) != len(b.slots) || a.n != b.n {
+				t.Fatalf("step %d: %d/%d slots, %d/%d keys", step, len(a.slots), len(b.slots), a.n, b.n)
 			}
-			for i := range a.keys {
-				if a.keys[i] != b.keys[i] || a.vals[i] != b.vals[i] {
-					t.Fatalf("step %d: slot %d holds %d=%d and %d=%d", step, i, a.keys[i], a.vals[i], b.keys[i], b.vals[i])
+			for i := range a.slots {
+				if a.slots[i] != b.slots[i] {
+					t.Fatalf("step %d: slot %d holds %d=%d and %d=%d", step, i, a.slots[i].key, a.slots[i].val, b.slots[i].key, b.slots[i].val)
 				}
 			}
 		}
