@@ -76,13 +76,13 @@ const (
 )
 
 type predictFlags struct {
-	config, outputDir, format, stack string
-	cpuProfile, memProfile           string
-	sets                             stringList
-	perRequest, passes, overwrite    bool
+	config, outputDir, format, stack          string
+	cpuProfile, memProfile                    string
+	sets                                      stringList
+	perRequest, passes, overwrite             bool
 	benchStats, noFastForward, noShard, large bool
-	windowSpec                       string
-	window                           record.Window
+	windowSpec                                string
+	window                                    record.Window
 }
 
 func runPredict(e *env, args []string) error {

@@ -54,7 +54,9 @@ func shardWorld(seed uint64) (*config.Config, Opener, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%v\n%s", err, yaml)
 	}
-	return cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil }, nil
+	return cfg, func(string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+	}, nil
 }
 
 // TestShardedRunsChangeNothing: a run split across engines, each
@@ -153,7 +155,9 @@ func TestShardableRefusesCoupledRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wl, err := Workload(cfg, func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(harness.RowsJSONL(rs))), nil })
+			wl, err := Workload(cfg, func(string) (io.ReadCloser, error) {
+				return io.NopCloser(strings.NewReader(harness.RowsJSONL(rs))), nil
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
