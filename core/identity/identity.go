@@ -148,11 +148,33 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 func (t *Table) Hash(id ID) uint64 { return t.node(id).hash }
 
 // Origin returns where id was first computed.
-func (t *Table) Origin(id ID) Origin {
-	k := sort.Search(len(t.runs), func(k int) bool { return t.runs[k].id > id }) - 1
-	r := t.runs[k]
+func (t *Table) Origin(id ID) Origin { return originOf(t.runs, id) }
+
+func originOf(runs []originRun, id ID) Origin {
+	k := sort.Search(len(runs), func(k int) bool { return runs[k].id > id }) - 1
+	r := runs[k]
 	return Origin{Request: r.o.Request, Block: r.o.Block + int32(id-r.id)}
 }
+
+// Origins is where each identity of a table was first computed, kept
+// without the table: its runs of consecutive identities born in
+// consecutive blocks of one request (a few per request, where one Origin
+// per identity is 8 bytes times millions).
+type Origins struct {
+	runs []originRun
+	n    int
+}
+
+// Origins returns a copy of the table's origins as they are now.
+func (t *Table) Origins() Origins {
+	return Origins{runs: append([]originRun(nil), t.runs...), n: t.n}
+}
+
+// Len is the number of identities o names.
+func (o Origins) Len() int { return o.n }
+
+// Of returns where id was first computed.
+func (o Origins) Of(id ID) Origin { return originOf(o.runs, id) }
 
 // Len is the number of identities created so far.
 func (t *Table) Len() int { return t.n }

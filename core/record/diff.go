@@ -179,7 +179,7 @@ func (s *side) numBlocks() int {
 	if s.r.names != nil {
 		return len(s.r.names)
 	}
-	return len(s.r.origins)
+	return s.r.origins.Len()
 }
 
 // name is block b's name, built once.

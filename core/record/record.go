@@ -4,6 +4,7 @@ import (
 	"iter"
 	"strconv"
 
+	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -26,7 +27,7 @@ type Record struct {
 	ranks   []*rankLog
 	domains []*domLog
 	// Blocks are named from origins (live record) or names (decoded).
-	origins       []origin
+	origins       identity.Origins
 	names         []string
 	blockOf       map[string]int32 // decoded records: name → block
 	arena         chunks[int32]    // block lists of events
@@ -48,8 +49,6 @@ type Record struct {
 	// window is the --capture-window of a decoded windowed record.
 	window string
 }
-
-type origin struct{ req, block int32 }
 
 type trInfo struct {
 	kind    uint8 // 0 store, 1 load
@@ -146,9 +145,9 @@ func (r *Record) Block(b int32) Block {
 		blk.Session = r.blockSessions[b]
 		return blk
 	}
-	o := r.origins[b]
-	req := r.Requests[o.req]
-	return Block{Name: req + "#" + strconv.Itoa(int(o.block)), Request: req, Index: int(o.block), Session: r.Sessions[o.req]}
+	o := r.origins.Of(identity.ID(b))
+	req := r.Requests[o.Request]
+	return Block{Name: req + "#" + strconv.Itoa(int(o.Block)), Request: req, Index: int(o.Block), Session: r.Sessions[o.Request]}
 }
 
 func parseName(name string) Block {

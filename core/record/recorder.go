@@ -286,11 +286,7 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 		rec.Requests[i], rec.Sessions[i] = recs[i].RequestID, recs[i].SessionID
 	}
 	ids := e.Identities()
-	rec.origins = make([]origin, ids.Len())
-	for i := range rec.origins {
-		o := ids.Origin(identity.ID(i))
-		rec.origins[i] = origin{req: o.Request, block: o.Block}
-	}
+	rec.origins = ids.Origins()
 	for _, r := range rr.ranks {
 		trailing := r.g1n > r.lastG1n || r.evn > r.lastEvn
 		if r.dom != nil && r.dom.opn > r.lastOpn {
