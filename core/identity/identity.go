@@ -183,21 +183,22 @@ func (t *Table) Len() int { return t.n }
 const Root uint64 = 0x243f6a8885a308d3
 
 // Chain returns the identity hash of a full block whose parent block has hash
-// parent (Root for block 0) and whose tokens are tokens. The mixing is
+// parent (Root for block 0) and whose tokens are tokens: the hash of the
+// tokens alone (Content), linked to the parent's (Link). The mixing is
 // murmur3's 64-bit finaliser over pairs of tokens: cheap, deterministic on
 // every platform, and with 64 bits a collision among the few million blocks
-// of a run is vanishingly unlikely.
-func Chain(parent uint64, tokens []uint32) uint64 {
-	h := parent ^ (uint64(len(tokens)) * 0x9e3779b97f4a7c15)
-	i := 0
-	for ; i+1 < len(tokens); i += 2 {
-		h = fmix(h ^ (uint64(tokens[i])<<32 | uint64(tokens[i+1])))
-	}
-	if i < len(tokens) {
-		h = fmix(h ^ uint64(tokens[i]) ^ 0xff51afd7ed558ccd)
-	}
-	return fmix(h + 0x632be59bd9b4e019)
-}
+// of a run is vanishingly unlikely. Hash values appear in no report: the
+// table numbers identities in the order they are first seen.
+func Chain(parent uint64, tokens []uint32) uint64 { return Link(parent, Content(tokens)) }
+
+// Content hashes a block's tokens without its parent, so the blocks of a
+// run of one repeated token (a Mooncake hash id's 512 tokens are 32 blocks
+// of 16) share one content hash computed once (Sequence.AppendRun).
+func Content(tokens []uint32) uint64 { return contentRun(tokens, 0, 0) }
+
+// Link is the identity hash of a block with content hash content whose
+// parent block has hash parent.
+func Link(parent, content uint64) uint64 { return fmix((fmix(parent) ^ content) + 0x632be59bd9b4e019) }
 
 func fmix(h uint64) uint64 {
 	h ^= h >> 33
@@ -208,27 +209,10 @@ func fmix(h uint64) uint64 {
 	return h
 }
 
-// Sequence is the growing list of identities of one token sequence's full
-// blocks. It extends itself incrementally as tokens are appended, so a
-// multi-turn session hashes every block exactly once.
-//
-// A sequence is fed either a whole token slice (Extend, which reads the
-// tokens past its last full block) or token by token and run by run
-// (AppendRun, AppendToken, AppendContent), which keep only the tokens of the
-// partial last block: a run of n copies of one token (a Mooncake hash block
-// expanded to its 512 tokens) is hashed block by block without building
-// the token array. Both give the same identities
-// (TestSequence_RunsEqualTokens); one sequence uses one of the two.
-type Sequence struct {
-	IDs []ID
-	// tail holds the tokens after the last full block (the Append methods).
-	tail []uint32
-}
-
-// chainRun returns Chain(parent, pre followed by n copies of x) without
+// contentRun returns Content(pre followed by n copies of x) without
 // building that slice.
-func chainRun(parent uint64, pre []uint32, x uint32, n int) uint64 {
-	h := parent ^ (uint64(len(pre)+n) * 0x9e3779b97f4a7c15)
+func contentRun(pre []uint32, x uint32, n int) uint64 {
+	h := uint64(len(pre)+n) * 0x9e3779b97f4a7c15
 	i := 0
 	for ; i+1 < len(pre); i += 2 {
 		h = fmix(h ^ (uint64(pre[i])<<32 | uint64(pre[i+1])))
@@ -251,6 +235,23 @@ func chainRun(parent uint64, pre []uint32, x uint32, n int) uint64 {
 	return fmix(h + 0x632be59bd9b4e019)
 }
 
+// Sequence is the growing list of identities of one token sequence's full
+// blocks. It extends itself incrementally as tokens are appended, so a
+// multi-turn session hashes every block exactly once.
+//
+// A sequence is fed either a whole token slice (Extend, which reads the
+// tokens past its last full block) or token by token and run by run
+// (AppendRun, AppendToken, AppendContent), which keep only the tokens of the
+// partial last block: a run of n copies of one token (a Mooncake hash block
+// expanded to its 512 tokens) is hashed block by block without building
+// the token array. Both give the same identities
+// (TestSequence_RunsEqualTokens); one sequence uses one of the two.
+type Sequence struct {
+	IDs []ID
+	// tail holds the tokens after the last full block (the Append methods).
+	tail []uint32
+}
+
 // AppendRun appends n copies of token x, interning the identity of every
 // block they complete (named after request req).
 func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
@@ -268,9 +269,20 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 		parent = s.IDs[k-1]
 		last = t.node(parent).hash
 	}
+	full, haveFull := uint64(0), false // the content of a block of blockSize copies of x
 	for len(s.tail)+n >= blockSize {
 		take := blockSize - len(s.tail)
-		h := chainRun(last, s.tail, x, take)
+		var c uint64
+		switch {
+		case take < blockSize:
+			c = contentRun(s.tail, x, take)
+		case !haveFull:
+			full, haveFull = contentRun(nil, x, blockSize), true
+			fallthrough
+		default:
+			c = full
+		}
+		h := Link(last, c)
 		id := t.Child(parent, h, Origin{Request: req, Block: int32(len(s.IDs))})
 		s.IDs = append(s.IDs, id)
 		parent, last = id, h
