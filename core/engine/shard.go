@@ -11,9 +11,11 @@ import (
 // w with w % Of == Index. Every request is still routed (so the round-robin
 // order is the run's), and one routed to another shard's worker is dropped
 // at dispatch: it is counted as dispatched and done, and its record stays
-// empty. Shards of a run that Shardable allows are independent, so their
-// records and counters merged give the run's report byte for byte
-// (docs/model/engine.md ("Sharded runs"); replay merges them).
+// empty; the shard's other workers get a one-block G1. Shards of a run that
+// Shardable allows are independent, so their records and counters merged
+// give the run's report byte for byte, unless a shard reports HeldBack
+// (docs/model/engine.md ("Sharded runs"); replay merges them, or runs the
+// whole run in one engine).
 type Shard struct {
 	Of, Index int
 }
