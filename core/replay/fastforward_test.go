@@ -197,20 +197,11 @@ func TestFastForwardTimedWorldDigests(t *testing.T) {
 // (KVSIM_MOONCAKE, as for core/shard's tests; minutes of CPU, skipped when
 // unset) is byte-identical with the fast-forward on and off.
 func TestFastForwardMooncake(t *testing.T) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		t.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	dir := filepath.Dir(path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, dir, data, open := mooncakeCase(t)
 	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
 	var sums [2][]byte
 	for i, off := range []bool{false, true} {
 		wl, err := Workload(cfg, open)

@@ -3,8 +3,6 @@ package replay
 import (
 	"bytes"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -105,16 +103,7 @@ func checkEstimate(t *testing.T, job Job, every int) {
 // skipped when unset), without G2 and with a 200,000-block SimpleCPU tier
 // per rank.
 func TestMemoryEstimateMooncake(t *testing.T) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		t.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	dir := filepath.Dir(path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
+	path, _, data, open := mooncakeCase(t)
 	job := Job{Name: filepath.Base(path), Config: data, Traces: Traces{Files: open}}
 	g2 := job
 	g2.Sets = []string{hostOffload + "={num_host_blocks: 200000, connector: simple_cpu_v0_32}"}

@@ -195,16 +195,7 @@ func TestShardsNeedOneEngineForARecord(t *testing.T) {
 // TestShardedMooncake: the Mooncake conversation trace's summary is the
 // same split and in one engine (set KVSIM_MOONCAKE to conversation.yaml).
 func TestShardedMooncake(t *testing.T) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		t.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	dir := filepath.Dir(path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
+	path, dir, data, open := mooncakeCase(t)
 	for _, sets := range [][]string{nil, {"engine.workers.aggregated.kv_cache.host_offload={num_host_blocks: 200000, connector: simple_cpu_v0_32}"}} {
 		cfg, err := config.Parse(filepath.Base(path), dir, data, sets)
 		if err != nil {
@@ -226,4 +217,21 @@ func TestShardedMooncake(t *testing.T) {
 			t.Errorf("%v: the reports differ split in two", sets)
 		}
 	}
+}
+
+// mooncakeCase is the Mooncake conversation case that KVSIM_MOONCAKE names
+// (its conversation.yaml; the test is skipped when unset): the config's
+// path, its directory and text, and an opener for its trace.
+func mooncakeCase(t *testing.T) (path, dir string, data []byte, open Opener) {
+	t.Helper()
+	path = os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		t.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	dir = filepath.Dir(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, dir, data, func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
 }
