@@ -193,8 +193,12 @@ func predict(e *env, f *predictFlags, start time.Time, prof *profiler) error {
 		}
 	}
 	wall := time.Since(start)
-	fmt.Fprintf(e.stderr, "kvsim: wall time %s (%s requests, %s passes)\n", wall.Round(time.Microsecond),
-		numfmt.Thousands(int64(out.Summary.NumRequests)), numfmt.Thousands(out.Stats.Passes))
+	engines := ""
+	if out.Engines > 1 {
+		engines = fmt.Sprintf(", %d engines at once", out.Engines)
+	}
+	fmt.Fprintf(e.stderr, "kvsim: wall time %s (%s requests, %s passes%s)\n", wall.Round(time.Microsecond),
+		numfmt.Thousands(int64(out.Summary.NumRequests)), numfmt.Thousands(out.Stats.Passes), engines)
 	if f.benchStats {
 		return writeBenchStats(e.stderr, out)
 	}

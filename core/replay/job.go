@@ -88,6 +88,10 @@ type Output struct {
 	Stats report.Run
 	// Size is what the job needed, as Limits measure it.
 	Size Size
+	// Engines is how many engines ran the job at once: 1, or more when its
+	// workers were split across processors (docs/model/engine.md
+	// ("Sharded runs")). The reports do not depend on it.
+	Engines int
 }
 
 // SummaryJSON is the summary as one JSON object on one line (the CLI's
@@ -268,8 +272,12 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 	}
 	var res *Result
 	var err error
+	engines := 1
 	if n := shards(cfg, wl, opts); n > 1 && !job.NoShard {
-		res, _, err = runSplit(cfg, wl, opts, n)
+		var split bool
+		if res, split, err = runSplit(cfg, wl, opts, n); split {
+			engines = n
+		}
 	} else {
 		res, err = RunWith(cfg, wl, opts)
 	}
@@ -277,7 +285,7 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 		return nil, AsError(err)
 	}
 	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Prediction: res.PredictionJSON(),
-		Stats: res.Stats, Size: size, RecordNote: note}
+		Stats: res.Stats, Size: size, RecordNote: note, Engines: engines}
 	if job.Capture.Requests {
 		out.Requests = res.RequestsJSONL()
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -234,4 +235,30 @@ func mooncakeCase(t *testing.T) (path, dir string, data []byte, open Opener) {
 		t.Fatal(err)
 	}
 	return path, dir, data, func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
+}
+
+// TestJobSplitsAShardableRun: Run splits a run it can (Output.Engines, at
+// most one engine per processor) unless the job says NoShard, and the
+// outputs are the same bytes.
+func TestJobSplitsAShardableRun(t *testing.T) {
+	w := harness.World{G1: 40, Replicas: 3}
+	rows := []harness.Row{{ID: "a", Session: "a", Hash: []int{1, 2}, Out: 9}, {ID: "b", Session: "b", At: 1, Hash: []int{1, 3}, Out: 7},
+		{ID: "c", Session: "c", At: 2, Hash: []int{1, 2, 4}, Out: 5}, {ID: "d", Session: "d", At: 3, Hash: []int{5}, Out: 3}}
+	open := func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil }
+	job := Job{Name: "w.yaml", Config: []byte(w.YAML()), Traces: Traces{Files: open}, Capture: Capture{Requests: true}}
+	split, err := Run(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.NoShard = true
+	one, err := Run(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := min(3, runtime.GOMAXPROCS(0)); split.Engines != want || one.Engines != 1 {
+		t.Errorf("engines: %d split, %d with NoShard; want %d and 1", split.Engines, one.Engines, want)
+	}
+	if !bytes.Equal(split.Prediction, one.Prediction) || !bytes.Equal(split.Requests, one.Requests) {
+		t.Error("the outputs differ split and whole")
+	}
 }
