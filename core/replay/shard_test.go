@@ -244,7 +244,9 @@ func TestJobSplitsAShardableRun(t *testing.T) {
 	w := harness.World{G1: 40, Replicas: 3}
 	rows := []harness.Row{{ID: "a", Session: "a", Hash: []int{1, 2}, Out: 9}, {ID: "b", Session: "b", At: 1, Hash: []int{1, 3}, Out: 7},
 		{ID: "c", Session: "c", At: 2, Hash: []int{1, 2, 4}, Out: 5}, {ID: "d", Session: "d", At: 3, Hash: []int{5}, Out: 3}}
-	open := func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil }
+	open := func(string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+	}
 	job := Job{Name: "w.yaml", Config: []byte(w.YAML()), Traces: Traces{Files: open}, Capture: Capture{Requests: true}}
 	split, err := Run(job)
 	if err != nil {
