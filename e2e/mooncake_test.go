@@ -208,6 +208,63 @@ func TestMooncakeBuiltin(t *testing.T) {
 	tb.shot("mooncake")
 }
 
+// TestMooncakeCompareWindow: the Mooncake preset with a 20,000-block G2
+// tier compared across the three connectors (each run keeps a window of
+// its passes): the pass view indexes and compares the runs (record.Diff
+// per rank) in bounded time, moves to passes 5,000 to 6,999 for all three
+// runs, and says that the runs already differ at that window's first pass
+// rather than that they first differ there.
+func TestMooncakeCompareWindow(t *testing.T) {
+	tb := newTab(t)
+	tb.open("")
+	tb.pickMooncake()
+	tb.wait("the fetched trace", `!!document.getElementById('mooncake-note') && !document.getElementById('mooncake-progress') && !document.getElementById('run').disabled`, 30*time.Second)
+	tb.setYAML(strings.Replace(state.MooncakePreset(), "        capacity: {type: fixed, blocks: 40000}\n",
+		"        capacity: {type: fixed, blocks: 40000}\n        host_offload: {num_host_blocks: 20000, connector: simple_cpu_v0_32}\n", 1))
+	tb.wait("the G2 tier", `document.getElementById('f-g2')?.value === '20000'`, 5*time.Second)
+	if !eval[bool](tb, `!!document.querySelector('#compare-setup')`) {
+		tb.do(chromedp.Click(chromedp.ID("compare-toggle")))
+		tb.wait("compare set-up", `!!document.querySelector('#compare-setup')`, 5*time.Second)
+	}
+	for _, k := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		if !eval[bool](tb, `document.getElementById('cmp-`+k+`').checked`) {
+			tb.do(chromedp.Click(chromedp.ID("cmp-" + k)))
+		}
+	}
+	tb.settle()
+	run := tb.clickRun()
+	start := time.Now()
+	tb.pvReady(0)
+	first := time.Since(start)
+	runs := tb.runs()
+	tb.typeInto("pv-from", "5000")
+	tb.do(chromedp.Click(chromedp.ID("pv-from-go")))
+	tb.wait("the second compare", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 60*time.Second)
+	start = time.Now()
+	tb.pvReady(5000)
+	second := time.Since(start)
+	t.Logf("compare %v; pass view of passes 1-2,000 indexed in %v, of 5,000-6,999 in %v", run.Round(time.Millisecond), first.Round(time.Millisecond), second.Round(time.Millisecond))
+	writeMeasure(t, "mooncake compare window", fmt.Sprintf("compare %.1f s, index 1-2000 %.1f s, 5000-6999 %.1f s", run.Seconds(), first.Seconds(), second.Seconds()))
+	if lo := eval[string](tb, `document.getElementById('pv-scrub').min`); lo != "5000" {
+		t.Errorf("the scrubber starts at %s", lo)
+	}
+	for v := range 3 {
+		if !eval[bool](tb, fmt.Sprintf(`!!document.getElementById('pv-canvas-%d')`, v)) {
+			t.Errorf("no canvas for run %d", v)
+		}
+	}
+	divs := eval[[]string](tb, `[...document.querySelectorAll('.pv-diverge button')].map(b => b.textContent)`)
+	if len(divs) != 2 || !strings.Contains(divs[0], "v0.32 already differs from v0.24 in pass 5000, the first kept") {
+		t.Errorf("divergences %q", divs)
+	}
+	if s := tb.text("#pv-summary"); !strings.Contains(s, "already differs from v0.24 at pass 5000, the first pass kept") {
+		t.Errorf("summary %q", s)
+	}
+	if first > 40*time.Second || second > 40*time.Second {
+		t.Errorf("the pass view took %v and %v to index and compare", first, second)
+	}
+}
+
 // TestMooncakeFetchFails: the server answers 404 for the trace, then
 // stalls (the page's 30 s stall timer shortened to 1.5 s by wrapping
 // kvsimFetchTrace from the test): each shows its message with Retry and

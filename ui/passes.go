@@ -523,9 +523,14 @@ func (pv *passState) divergences(labels []string) []divergence {
 		if f < len(labels) && v < len(labels) {
 			a, b = shortLabel(labels[f]), shortLabel(labels[v])
 		}
-		if d.Pass == 0 {
+		switch first := pv.firstOf(v); {
+		case d.Pass == 0 && first > 1:
+			d.Text = fmt.Sprintf("%s and %s hold the same blocks in every kept pass", b, a)
+		case d.Pass == 0:
 			d.Text = fmt.Sprintf("%s and %s hold the same blocks in every pass", b, a)
-		} else {
+		case first > 1 && d.Pass == first:
+			d.Text = fmt.Sprintf("%s already differs from %s in pass %d, the first kept", b, a, d.Pass)
+		default:
 			d.Text = fmt.Sprintf("%s first differs from %s in pass %d", b, a, d.Pass)
 		}
 		out = append(out, d)

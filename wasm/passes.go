@@ -52,16 +52,19 @@ type passes struct {
 	indexed    int                 // passes indexed, over all ranks
 	total      int
 	done       bool
-	g0         map[tierBlock]bool // variant 0's cached set at the pass being indexed
-	names      [][]string         // per variant: block names by id, cached
-	kinds      []string           // scratch for record.EventKinds
+	passesDone bool
+	// divs are the comparisons of every later variant with the first, per
+	// rank (record.Diff), made after the passes; diffV, diffK the next.
+	divs         []proto.Divergence
+	diffV, diffK int
+	kinds        []string // scratch for record.EventKinds
 	// spent is the time the steps took so far (docs/ui.md reports it).
 	spent time.Duration
 }
 
 func newPasses(recs []*record.Record) *passes {
 	p := &passes{recs: recs, sess: make([]map[string]int32, len(recs)), snaps: make([]record.Snapshot, len(recs)),
-		tl: make([][]*proto.Timeline, len(recs)), open: make([]map[int]int, len(recs)), names: make([][]string, len(recs))}
+		tl: make([][]*proto.Timeline, len(recs)), open: make([]map[int]int, len(recs))}
 	ranks := 0
 	for v, r := range recs {
 		p.sess[v] = map[string]int32{}
@@ -80,7 +83,7 @@ func newPasses(recs []*record.Record) *passes {
 		}
 	}
 	p.rank, p.pass = 0, p.firstLine(0)
-	p.done = p.total == 0
+	p.passesDone = p.total == 0
 	return p
 }
 
@@ -115,21 +118,26 @@ var markerOf = map[string]int{"g1_evict": proto.MarkG1Evict, "g2_evict": proto.M
 
 // step indexes passes for about budget, and tells whether the index is
 // complete.
+// Once every pass is indexed, each step compares one later variant with
+// the first on one rank (record.Diff), and the last sets each timeline's
+// first divergence from those comparisons.
 func (p *passes) step(budget time.Duration) bool {
 	start := time.Now()
 	defer func() { p.spent += time.Since(start) }()
 	for !p.done {
-		p.indexPass(p.rank, p.pass)
-		p.indexed++
-		p.pass++
-		if p.pass > p.lines(p.rank) {
-			p.rank++
-			for p.rank < len(p.tl[0]) && p.lines(p.rank) == 0 {
+		if p.passesDone {
+			p.diffNext()
+		} else {
+			p.indexPass(p.rank, p.pass)
+			p.indexed++
+			p.pass++
+			if p.pass > p.lines(p.rank) {
 				p.rank++
-			}
-			p.pass = p.firstLine(p.rank)
-			if p.rank >= p.maxRanks() {
-				p.done = true
+				for p.rank < len(p.tl[0]) && p.lines(p.rank) == 0 {
+					p.rank++
+				}
+				p.pass = p.firstLine(p.rank)
+				p.passesDone = p.rank >= p.maxRanks()
 			}
 		}
 		if time.Since(start) >= budget {
@@ -137,6 +145,27 @@ func (p *passes) step(budget time.Duration) bool {
 		}
 	}
 	return p.done
+}
+
+// diffNext makes the next comparison of a later variant with the first on
+// one rank; after the last it marks each timeline's first divergence and
+// the index done.
+func (p *passes) diffNext() {
+	for len(p.recs) > 1 && p.recs[0] != nil && p.diffV < len(p.recs) {
+		v, k := p.diffV, p.diffK
+		if v == 0 || p.recs[v] == nil || k >= len(p.recs[0].Ranks) {
+			p.diffV, p.diffK = v+1, 0
+			continue
+		}
+		d := divergence(p.recs[0], p.recs[v], v, k)
+		p.divs = append(p.divs, d)
+		if k < len(p.tl[v]) {
+			p.tl[v][k].Diverge = d.Pass
+		}
+		p.diffK++
+		return
+	}
+	p.done = true
 }
 
 func (p *passes) maxRanks() int {
@@ -199,34 +228,6 @@ func (p *passes) indexPass(k, pass int) {
 			}
 		}
 	}
-	// first divergence from variant 0 (record.Diff's definition: the
-	// cached G1 blocks or the G2 entries differ)
-	if len(p.recs) < 2 || p.recs[0] == nil || k >= len(p.tl[0]) || pass > p.recs[0].NumLines(k) {
-		return
-	}
-	open := func(v int) bool {
-		rec := p.recs[v]
-		return rec != nil && k < len(p.tl[v]) && pass <= rec.NumLines(k) && p.tl[v][k].Diverge == 0
-	}
-	need := false
-	for v := 1; v < len(p.recs); v++ {
-		need = need || open(v)
-	}
-	if !need {
-		return
-	}
-	if p.recs[0].SeekInto(k, pass, &p.snaps[0]) != nil {
-		return
-	}
-	p.g0 = p.cachedSet(0, p.g0)
-	for v := 1; v < len(p.recs); v++ {
-		if !open(v) || p.recs[v].SeekInto(k, pass, &p.snaps[v]) != nil {
-			continue
-		}
-		if !p.sameAs(v, p.g0) {
-			p.tl[v][k].Diverge = pass
-		}
-	}
 }
 
 // transferKind marks the event kinds that open or close a copy on the
@@ -238,67 +239,6 @@ func deref(f *vtime.Time) float64 {
 		return math.NaN()
 	}
 	return float64(*f)
-}
-
-// tierBlock is a block held in a tier (1: G1, 2: G2), by name: block ids
-// are per record, names are what runs share.
-type tierBlock struct {
-	tier uint8
-	name string
-}
-
-// name is block b's name in variant v's record, cached (record.BlockName
-// builds the string each time).
-func (p *passes) name(v int, b int32) string {
-	c := p.names[v]
-	if int(b) >= len(c) {
-		c = append(c, make([]string, int(b)+1-len(c)+len(c)/2)...)
-		p.names[v] = c
-	}
-	if c[b] == "" {
-		c[b] = p.recs[v].BlockName(b)
-	}
-	return c[b]
-}
-
-// cachedSet is every block variant v's snapshot holds, by tier, as
-// record.Diff counts them: cached G1 copies and G2 entries.
-func (p *passes) cachedSet(v int, m map[tierBlock]bool) map[tierBlock]bool {
-	if m == nil {
-		m = map[tierBlock]bool{}
-	}
-	clear(m)
-	s := &p.snaps[v]
-	for _, sl := range s.G1 {
-		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
-			m[tierBlock{1, p.name(v, sl.Block)}] = true
-		}
-	}
-	for _, e := range s.G2 {
-		m[tierBlock{2, p.name(v, e.Block)}] = true
-	}
-	return m
-}
-
-// sameAs tells whether variant v's snapshot holds exactly set.
-func (p *passes) sameAs(v int, set map[tierBlock]bool) bool {
-	n := 0
-	s := &p.snaps[v]
-	for _, sl := range s.G1 {
-		if sl.Block >= 0 && sl.State != record.SlotPrivate && sl.State != record.SlotFree {
-			if !set[tierBlock{1, p.name(v, sl.Block)}] {
-				return false
-			}
-			n++
-		}
-	}
-	for _, e := range s.G2 {
-		if !set[tierBlock{2, p.name(v, e.Block)}] {
-			return false
-		}
-		n++
-	}
-	return n == len(set)
 }
 
 // setPrompts notes variant v's prompt lengths from its report records.
@@ -313,26 +253,16 @@ func (p *passes) setPrompts(v int, recs []report.Request) {
 	p.prompt[v] = m
 }
 
-// divergences compares every later run with the first on every rank
-// (record.Diff), for the page's divergence summary and "why" panel.
-func (p *passes) divergences() []proto.Divergence {
-	var out []proto.Divergence
-	if len(p.recs) < 2 || p.recs[0] == nil {
-		return nil
-	}
-	for v := 1; v < len(p.recs); v++ {
-		if p.recs[v] == nil {
-			continue
-		}
-		for k := range p.recs[0].Ranks {
-			out = append(out, divergence(p.recs[0], p.recs[v], v, k))
-		}
-	}
-	return out
-}
+// divergences is every later run compared with the first on every rank
+// (record.Diff), for the page's divergence summary and "why" panel, once
+// the index is done.
+func (p *passes) divergences() []proto.Divergence { return p.divs }
 
 func divergence(a, b *record.Record, v, k int) proto.Divergence {
 	d := proto.Divergence{Run: v, Rank: k, BlockSize: a.BlockSize}
+	if f := a.FirstPass(k); f > 1 {
+		d.From = f
+	}
 	res, err := record.Diff(a, b, k)
 	if err != nil {
 		d.Refused = err.Error()

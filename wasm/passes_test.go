@@ -102,7 +102,8 @@ func TestRestoreFrame(t *testing.T) {
 	}
 }
 
-// TestDivergenceMatchesDiff: the index's first divergence is record.Diff's.
+// TestDivergenceMatchesDiff: the index marks each timeline with record.Diff's
+// first divergence (the index runs Diff after the passes).
 func TestDivergenceMatchesDiff(t *testing.T) {
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true

@@ -176,6 +176,38 @@ func (o Origins) Len() int { return o.n }
 // Of returns where id was first computed.
 func (o Origins) Of(id ID) Origin { return originOf(o.runs, id) }
 
+// Births finds identities by where they were first computed (the inverse
+// of Origins.Of): each request's runs, in identity order.
+type Births struct {
+	o     Origins
+	byReq map[int32][]int32 // request → indices of its runs
+}
+
+// Births indexes o by request.
+func (o Origins) Births() *Births {
+	b := &Births{o: o, byReq: make(map[int32][]int32)}
+	for i, r := range o.runs {
+		b.byReq[r.o.Request] = append(b.byReq[r.o.Request], int32(i))
+	}
+	return b
+}
+
+// Find returns the identity first computed as block block of request
+// req, if any.
+func (b *Births) Find(req, block int32) (ID, bool) {
+	for _, i := range b.byReq[req] {
+		r := b.o.runs[i]
+		end := ID(b.o.n)
+		if int(i)+1 < len(b.o.runs) {
+			end = b.o.runs[i+1].id
+		}
+		if k := block - r.o.Block; k >= 0 && r.id+ID(k) < end {
+			return r.id + ID(k), true
+		}
+	}
+	return None, false
+}
+
 // Len is the number of identities created so far.
 func (t *Table) Len() int { return t.n }
 

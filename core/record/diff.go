@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/numfmt"
 )
 
@@ -114,15 +115,23 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 	}
 	res := &DiffResult{Rank: rank, BlockSize: a.BlockSize}
 	w := differ{a: newSide(a, rank), b: newSide(b, rank)}
+	w.matchRequests()
 	n := min(a.NumLines(rank), b.NumLines(rank))
+	// twins: at the end of the previous pass both runs held the same block
+	// in every G1 slot and the same G2 entries, so a pass that changes both
+	// in the same way leaves them so (sameChanges) and needs no look at
+	// the holdings: the walk to the first divergence reads each change
+	// once instead of every slot every pass.
+	twins := false
 	for p := a.FirstPass(rank); p <= n; p++ {
 		w.pass(p)
-		if res.FirstDivergent == 0 {
+		if res.FirstDivergent == 0 && (!twins || !w.sameChanges(p)) {
 			w.hold()
 			if !w.same() {
 				res.FirstDivergent = p
 				res.HeldOnlyA, res.HeldOnlyB = w.heldOnly(w.a, w.b), w.heldOnly(w.b, w.a)
 			}
+			twins = res.FirstDivergent == 0 && w.sameSlots()
 		}
 		onlyA, onlyB := w.unmatched()
 		if len(onlyA)+len(onlyB) == 0 {
@@ -165,6 +174,12 @@ type side struct {
 	names  []string
 	byName map[string]int32
 	ev     []tierIdx
+	// toPeer maps this run's requests to the other run's (matchRequests;
+	// nil: blocks are matched by name), births finds this run's blocks by
+	// origin.
+	toPeer []int32
+	births *identity.Births
+	isB    bool // the second run of the diff (key numbers requests as its)
 }
 
 func newSide(r *Record, rank int) *side {
@@ -329,6 +344,112 @@ func (w *differ) pass(p int) {
 	w.eb = w.b.evictions(p)
 }
 
+// matchRequests maps each run's requests to the other's (by id), so that
+// blocks are matched by origin (request and block index) instead of by
+// name; only live records have origins (a decoded one names its blocks:
+// they are matched by name, and sameChanges never holds).
+func (w *differ) matchRequests() {
+	if w.a.r.names != nil || w.b.r.names != nil {
+		return
+	}
+	w.a.toPeer, w.b.toPeer = peerRequests(w.a.r, w.b.r), peerRequests(w.b.r, w.a.r)
+	w.b.isB = true
+}
+
+// peerRequests is, for each request of x, its index in y (-1: none).
+func peerRequests(x, y *Record) []int32 {
+	idx := make(map[string]int32, len(y.Requests))
+	for i, id := range y.Requests {
+		idx[id] = int32(i)
+	}
+	out := make([]int32, len(x.Requests))
+	for i, id := range x.Requests {
+		if j, ok := idx[id]; ok {
+			out[i] = j
+		} else {
+			out[i] = -1
+		}
+	}
+	return out
+}
+
+// sameBlock tells whether block x of run A is block y of run B (both -1:
+// no block).
+func (w *differ) sameBlock(x, y int32) bool { return matches(w.a, x, w.b, y) }
+
+// matches tells whether block x of side sx is block y of side sy: the same
+// request's same block, or with names, the same name (both -1: no block).
+func matches(sx *side, x int32, sy *side, y int32) bool {
+	if x < 0 || y < 0 {
+		return x == y
+	}
+	if sx.toPeer == nil {
+		return sx.name(x) == sy.name(y)
+	}
+	ox, oy := sx.r.origins.Of(identity.ID(x)), sy.r.origins.Of(identity.ID(y))
+	return ox.Block == oy.Block && sx.toPeer[ox.Request] == oy.Request
+}
+
+// sameSlots tells, after hold, whether both runs hold the same block in
+// the same state in every G1 slot (their G2 entries are the same set when
+// same holds).
+func (w *differ) sameSlots() bool {
+	if w.a.toPeer == nil || len(w.a.g1.code) != len(w.b.g1.code) {
+		return false
+	}
+	for i, c := range w.a.g1.code {
+		if c != w.b.g1.code[i] || !w.sameBlock(w.a.g1.block[i], w.b.g1.block[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameChanges tells whether pass p made the same G1 slot changes (slot,
+// state, block) and the same G2 operations (operation, block) in both runs,
+// in the same order.
+func (w *differ) sameChanges(p int) bool {
+	a, b := w.a.r.ranks[w.a.rank], w.b.r.ranks[w.b.rank]
+	span := func(rl *rankLog, end func(*passEntry) int) (int, int) {
+		from := 0
+		if p > 1 {
+			from = end(&rl.passes[p-2])
+		}
+		return from, end(&rl.passes[p-1])
+	}
+	g1End := func(pe *passEntry) int { return pe.g1End }
+	fa, ta := span(a, g1End)
+	fb, tb := span(b, g1End)
+	if ta-fa != tb-fb {
+		return false
+	}
+	for i := range ta - fa {
+		da, db := a.g1.at(fa+i), b.g1.at(fb+i)
+		if da.slotState != db.slotState || !w.sameBlock(da.block, db.block) {
+			return false
+		}
+	}
+	if (w.a.dom == nil) != (w.b.dom == nil) {
+		return false
+	}
+	if w.a.dom == nil {
+		return true
+	}
+	g2End := func(pe *passEntry) int { return pe.g2End }
+	fa, ta = span(a, g2End)
+	fb, tb = span(b, g2End)
+	if ta-fa != tb-fb {
+		return false
+	}
+	for i := range ta - fa {
+		oa, ob := w.a.dom.ops.at(fa+i), w.b.dom.ops.at(fb+i)
+		if oa.op != ob.op || !w.sameBlock(oa.block, ob.block) {
+			return false
+		}
+	}
+	return true
+}
+
 // hold builds both runs' holdings at the end of the current pass, once.
 func (w *differ) hold() {
 	if w.held {
@@ -344,7 +465,19 @@ func other(x tierIdx, from, to *side) tierIdx {
 	if x.b < 0 {
 		return tierIdx{x.tier, -1}
 	}
-	return tierIdx{x.tier, to.index(from.name(x.b))}
+	if from.toPeer == nil {
+		return tierIdx{x.tier, to.index(from.name(x.b))}
+	}
+	o := from.r.origins.Of(identity.ID(x.b))
+	if req := from.toPeer[o.Request]; req >= 0 {
+		if to.births == nil {
+			to.births = to.r.origins.Births()
+		}
+		if id, ok := to.births.Find(req, o.Block); ok {
+			return tierIdx{x.tier, int32(id)}
+		}
+	}
+	return tierIdx{x.tier, -1}
 }
 
 // same tells whether both runs hold the same blocks in the same tiers.
@@ -384,11 +517,14 @@ func (w *differ) unmatched() (onlyA, onlyB []tierIdx) {
 }
 
 func subtract(x, y []tierIdx, sx, sy *side) []tierIdx {
+	if sx.toPeer != nil {
+		return subtractByOrigin(x, y, sx, sy)
+	}
 	var out []tierIdx
 	for _, t := range x {
 		found := false
 		for _, o := range y {
-			if o.tier == t.tier && o.b >= 0 && t.b >= 0 && sy.name(o.b) == sx.name(t.b) {
+			if o.tier == t.tier && o.b >= 0 && t.b >= 0 && matches(sy, o.b, sx, t.b) {
 				found = true
 				break
 			}
@@ -398,6 +534,44 @@ func subtract(x, y []tierIdx, sx, sy *side) []tierIdx {
 		}
 	}
 	return out
+}
+
+// subtractByOrigin is subtract for live records, by origin: one pass over
+// each list (a pass of a large tier can evict hundreds of blocks).
+func subtractByOrigin(x, y []tierIdx, sx, sy *side) []tierIdx {
+	type key struct {
+		tier uint8
+		k    uint64
+	}
+	in := make(map[key]bool, len(y))
+	for _, o := range y {
+		if k, ok := sy.key(o.b); ok {
+			in[key{o.tier, k}] = true
+		}
+	}
+	var out []tierIdx
+	for _, t := range x {
+		if k, ok := sx.key(t.b); !ok || !in[key{t.tier, k}] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// key is block b's origin in run B's numbering of requests (a request of
+// run A is mapped to B's; ok is false for -1 or a request B lacks).
+func (s *side) key(b int32) (k uint64, ok bool) {
+	if b < 0 {
+		return 0, false
+	}
+	o := s.r.origins.Of(identity.ID(b))
+	req := o.Request
+	if !s.isB {
+		if req = s.toPeer[req]; req < 0 {
+			return 0, false
+		}
+	}
+	return uint64(uint32(req))<<32 | uint64(uint32(o.Block)), true
 }
 
 // kept lists x's evictions that y holds at the pass end.

@@ -429,13 +429,33 @@ func BenchmarkDiff(b *testing.B) {
 
 // TestDiffOfDecodedRecords: kvsim diff reads passes.jsonl; its result is
 // the live records' for every pair of §A's 192-block runs (SimpleCPU issues
-// its requests in another order and is still comparable).
+// its requests in another order and is still comparable), whole and
+// windowed from pass 400 (where the runs already differ at the window's
+// first pass) and from pass 40 (where they do not). Live records match
+// blocks by origin and skip the passes that change both runs alike;
+// decoded ones match by name and look at every pass.
 func TestDiffOfDecodedRecords(t *testing.T) {
+	for _, spec := range []string{"", "400:", "40:900"} {
+		t.Run("window "+spec, func(t *testing.T) { diffLiveAndDecoded(t, spec) })
+	}
+}
+
+func diffLiveAndDecoded(t *testing.T, spec string) {
 	var live, decoded []*record.Record
 	for _, row := range connectorRows[4:7] {
-		r, _, _ := run(t, "connectors.yaml", row.sets, false)
+		var r *record.Record
+		win := record.Window{}
+		if spec == "" {
+			r, _, _ = run(t, "connectors.yaml", row.sets, false)
+		} else {
+			var err error
+			if win, err = record.ParseWindow(spec); err != nil {
+				t.Fatal(err)
+			}
+			r = runWindow(t, "connectors.yaml", row.sets, win)
+		}
 		var buf bytes.Buffer
-		if err := r.WriteJSONL(&buf); err != nil {
+		if err := r.WriteWindow(&buf, win); err != nil {
 			t.Fatal(err)
 		}
 		d, err := record.Decode(&buf)

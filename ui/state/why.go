@@ -92,7 +92,11 @@ func Summary(first, this Run, d *proto.Divergence) string {
 		return fmt.Sprintf("%s and %s hold the same blocks in every pass.", this.Short, first.Short)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s first differs from %s at pass %d", this.Short, first.Short, d.Pass)
+	if d.From > 1 && d.Pass == d.From {
+		fmt.Fprintf(&b, "%s already differs from %s at pass %d, the first pass kept (it may have begun earlier)", this.Short, first.Short, d.Pass)
+	} else {
+		fmt.Fprintf(&b, "%s first differs from %s at pass %d", this.Short, first.Short, d.Pass)
+	}
 	dp := Decisive(d)
 	switch {
 	case dp != nil && dp.Pass == d.Pass:

@@ -44,6 +44,17 @@ func TestSummaryComesFromTheDivergence(t *testing.T) {
 	if got2 := Summary(whyRuns[0], whyRuns[1], &d); got2 == got || !strings.Contains(got2, "2,400 tokens") || !strings.Contains(got2, "pass 600") {
 		t.Errorf("another divergence gives %q", got2)
 	}
+	// records that keep a window from pass 658: the runs already differ
+	// there, and may have before
+	d = whyDiv
+	d.From = 658
+	if got3 := Summary(whyRuns[0], whyRuns[1], &d); !strings.HasPrefix(got3, "v0.32 already differs from v0.24 at pass 658, the first pass kept (it may have begun earlier) because v0.24 evicts") {
+		t.Errorf("a window's first pass gives %q", got3)
+	}
+	d.From = 600
+	if got4 := Summary(whyRuns[0], whyRuns[1], &d); !strings.HasPrefix(got4, "v0.32 first differs from v0.24 at pass 658") {
+		t.Errorf("a divergence inside the window gives %q", got4)
+	}
 }
 
 func TestFateAndNavigation(t *testing.T) {

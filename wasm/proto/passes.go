@@ -288,7 +288,10 @@ type Divergence struct {
 	// Pass is the first pass whose cached G1 blocks or G2 entries differ
 	// (0: none); HeldOnlyFirst and HeldOnlyThis are the blocks only one
 	// run holds at its end.
-	Pass          int         `json:"pass"`
+	Pass int `json:"pass"`
+	// From is the first pass the records keep when they keep a window of
+	// a long run (0: all): a divergence at From may have begun before it.
+	From          int         `json:"from,omitempty"`
 	HeldOnlyFirst []TierBlock `json:"held_only_first,omitempty"`
 	HeldOnlyThis  []TierBlock `json:"held_only_this,omitempty"`
 	// Passes are the passes where one run evicted blocks the other kept,
