@@ -387,6 +387,11 @@ func (c *PassView) status() string {
 	return c.Note
 }
 
+// windowLabel labels the "show passes from" field.
+func windowLabel() string {
+	return "show " + state.Thousands(proto.WindowPasses) + " passes from pass "
+}
+
 // fromValue is what the "show passes from" field shows: what was typed,
 // or the first pass the records keep.
 func (c *PassView) fromValue() string {
@@ -401,8 +406,8 @@ func (c *PassView) TypeFrom(v string) { c.FromText, c.FromErr = v, "" }
 
 // ShowFrom runs the results' config again keeping the window of passes
 // that starts at the pass in the "show passes from" field (a long run's
-// record keeps a window of 2,000 passes of each rank);
-// the pass view then opens at that pass.
+// record keeps proto.WindowPasses passes of each rank); the pass view
+// then opens at that pass.
 func (c *PassView) ShowFrom() {
 	pv := c.pv
 	if pv == nil || c.Run.Running {

@@ -171,11 +171,9 @@ func (pv *passState) Lines(v int) int {
 // the first of the window a long run's record keeps.
 func (pv *passState) FirstLine() int {
 	first := 0
-	for v, m := range pv.Meta {
-		if n := pv.Lines(v); n > 0 {
-			if f := max(m.Ranks[pv.Rank].First, 1); f <= n && (first == 0 || f < first) {
-				first = f
-			}
+	for v := range pv.Meta {
+		if f := pv.firstOf(v); f <= pv.Lines(v) && (first == 0 || f < first) {
+			first = f
 		}
 	}
 	return max(first, 1)

@@ -129,7 +129,7 @@ func (c *RunView) Busy() bool { return c.Running || (c.autoRun && c.Panel.Cfg !=
 func (c *RunView) Run() { c.run(c.Passes.linkPass) }
 
 // run starts the job; a run too long for a whole per-pass record keeps
-// LargeWindowPasses passes of each rank from pass from (0: from pass 1).
+// proto.WindowPasses passes of each rank from pass from (0: from pass 1).
 func (c *RunView) run(from int) {
 	defer c.page.guard()
 	if c.Running {

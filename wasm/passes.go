@@ -20,16 +20,13 @@ import (
 // it takes a while in wasm).
 const MaxRecordRequests = 5000
 
-// LargeWindowPasses is how many passes of each rank the worker keeps of a
-// longer run's record (replay.Capture.LargeWindow): its first ones, so
-// the pass view still shows how the run starts, or those from the pass
-// the page asks for (proto.RunJob.FromPass).
-const LargeWindowPasses = 2000
-
-// largeWindow is the window of LargeWindowPasses passes from pass from.
+// largeWindow is the window of proto.WindowPasses passes from pass from
+// that the worker keeps of a run too long for a whole record
+// (replay.Capture.LargeWindow): from pass 1, so the pass view shows how
+// the run starts, or from the pass the page asks for (RunJob.FromPass).
 func largeWindow(from int) record.Window {
 	from = max(from, 1)
-	w, _ := record.ParseWindow(strconv.Itoa(from) + ":" + strconv.Itoa(from+LargeWindowPasses-1))
+	w, _ := record.ParseWindow(strconv.Itoa(from) + ":" + strconv.Itoa(from+proto.WindowPasses-1))
 	return w
 }
 
@@ -117,10 +114,8 @@ var markerOf = map[string]int{"g1_evict": proto.MarkG1Evict, "g2_evict": proto.M
 	"h2d_complete": proto.MarkRestore, "preempt": proto.MarkPreempt, "admit": proto.MarkAdmit}
 
 // step indexes passes for about budget, and tells whether the index is
-// complete.
-// Once every pass is indexed, each step compares one later variant with
-// the first on one rank (record.Diff), and the last sets each timeline's
-// first divergence from those comparisons.
+// complete. Once every pass is indexed, the steps compare each later
+// variant with the first, one rank at a time (diffNext).
 func (p *passes) step(budget time.Duration) bool {
 	start := time.Now()
 	defer func() { p.spent += time.Since(start) }()

@@ -128,7 +128,7 @@ func TestDivergenceMatchesDiff(t *testing.T) {
 }
 
 // TestRecordLimit: a run over MaxRecordRequests keeps only its first
-// LargeWindowPasses passes of each rank (replay.Capture.LargeWindow), says
+// proto.WindowPasses passes of each rank (replay.Capture.LargeWindow), says
 // so in its note, indexes like any record, and its passes.jsonl is that
 // window's file.
 func TestRecordLimit(t *testing.T) {
@@ -144,19 +144,19 @@ func TestRecordLimit(t *testing.T) {
 	if !strings.HasPrefix(o.RecordNote, want) {
 		t.Errorf("note %q; want it to start %q", o.RecordNote, want)
 	}
-	if o.Record.Windowed() != "1:2000" || o.Record.NumLines(0) != LargeWindowPasses || o.Output.Stats.Passes <= LargeWindowPasses {
+	if o.Record.Windowed() != "1:2000" || o.Record.NumLines(0) != proto.WindowPasses || o.Output.Stats.Passes <= proto.WindowPasses {
 		t.Errorf("window %q, %d lines of %d passes", o.Record.Windowed(), o.Record.NumLines(0), o.Output.Stats.Passes)
 	}
 	p := indexAll(t, outs)
-	if got := len(p.tl[0][0].Start); got != LargeWindowPasses {
-		t.Errorf("timeline of %d passes; want %d", got, LargeWindowPasses)
+	if got := len(p.tl[0][0].Start); got != proto.WindowPasses {
+		t.Errorf("timeline of %d passes; want %d", got, proto.WindowPasses)
 	}
 	text, e := o.file(proto.FilePasses)
 	if e != nil {
 		t.Fatal(e)
 	}
 	dec, err := record.Decode(bytes.NewReader(text))
-	if err != nil || dec.Windowed() != "1:2000" || dec.NumLines(0) != LargeWindowPasses {
+	if err != nil || dec.Windowed() != "1:2000" || dec.NumLines(0) != proto.WindowPasses {
 		t.Fatalf("passes.jsonl: %v", err)
 	}
 }
@@ -255,8 +255,8 @@ func TestRecordLimitFromPass(t *testing.T) {
 		t.Fatalf("%+v", first.Err)
 	}
 	ran := first.Record.RunPasses(0)
-	if ran <= LargeWindowPasses+500 {
-		t.Fatalf("the run has %d passes on rank 0; the test needs more than %d", ran, LargeWindowPasses+500)
+	if ran <= proto.WindowPasses+500 {
+		t.Fatalf("the run has %d passes on rank 0; the test needs more than %d", ran, proto.WindowPasses+500)
 	}
 	j.FromPass = ran - 499
 	outs := j.run(nil)
@@ -264,7 +264,7 @@ func TestRecordLimitFromPass(t *testing.T) {
 	if o.Record == nil {
 		t.Fatalf("%+v", o.Err)
 	}
-	wantNote := fmt.Sprintf("so only passes %s to %s of each rank are kept", numfmt.Thousands(int64(ran-499)), numfmt.Thousands(int64(ran-500+LargeWindowPasses)))
+	wantNote := fmt.Sprintf("so only passes %s to %s of each rank are kept", numfmt.Thousands(int64(ran-499)), numfmt.Thousands(int64(ran-500+proto.WindowPasses)))
 	if !strings.Contains(o.RecordNote, wantNote) || strings.Contains(o.RecordNote, "that far") {
 		t.Errorf("note %q; want %q in it", o.RecordNote, wantNote)
 	}

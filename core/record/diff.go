@@ -378,7 +378,8 @@ func peerRequests(x, y *Record) []int32 {
 func (w *differ) sameBlock(x, y int32) bool { return matches(w.a, x, w.b, y) }
 
 // matches tells whether block x of side sx is block y of side sy: the same
-// request's same block, or with names, the same name (both -1: no block).
+// request's same block (key), or with names, the same name (both -1: no
+// block).
 func matches(sx *side, x int32, sy *side, y int32) bool {
 	if x < 0 || y < 0 {
 		return x == y
@@ -386,8 +387,9 @@ func matches(sx *side, x int32, sy *side, y int32) bool {
 	if sx.toPeer == nil {
 		return sx.name(x) == sy.name(y)
 	}
-	ox, oy := sx.r.origins.Of(identity.ID(x)), sy.r.origins.Of(identity.ID(y))
-	return ox.Block == oy.Block && sx.toPeer[ox.Request] == oy.Request
+	kx, okx := sx.key(x)
+	ky, oky := sy.key(y)
+	return okx && oky && kx == ky
 }
 
 // sameSlots tells, after hold, whether both runs hold the same block in

@@ -122,17 +122,8 @@ func addRun(a, b report.Run) report.Run {
 	a.Preemptions += b.Preemptions
 	a.Passes += b.Passes
 	if a.G2 != nil && b.G2 != nil {
-		g, h := *a.G2, b.G2
-		g.Lookups += h.Lookups
-		g.LookupHits += h.LookupHits
-		g.LookupDefers += h.LookupDefers
-		g.StoreJobs += h.StoreJobs
-		g.StoreBlocks += h.StoreBlocks
-		g.StoreBytes += h.StoreBytes
-		g.LoadJobs += h.LoadJobs
-		g.LoadBlocks += h.LoadBlocks
-		g.LoadBytes += h.LoadBytes
-		g.Evictions += h.Evictions
+		g := *a.G2
+		g.Add(*b.G2)
 		a.G2 = &g
 	}
 	return a

@@ -23,6 +23,20 @@ type G2 struct {
 	Evictions                          int64
 }
 
+// Add adds h's counters to g's.
+func (g *G2) Add(h G2) {
+	g.Lookups += h.Lookups
+	g.LookupHits += h.LookupHits
+	g.LookupDefers += h.LookupDefers
+	g.StoreJobs += h.StoreJobs
+	g.StoreBlocks += h.StoreBlocks
+	g.StoreBytes += h.StoreBytes
+	g.LoadJobs += h.LoadJobs
+	g.LoadBlocks += h.LoadBlocks
+	g.LoadBytes += h.LoadBytes
+	g.Evictions += h.Evictions
+}
+
 // Run is what the engine reports besides the per-request records.
 type Run struct {
 	CommittedPrefillTokens int64

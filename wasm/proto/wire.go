@@ -47,6 +47,11 @@ type Request struct {
 	SweepCollect *SweepCollectJob `json:"sweep_collect,omitempty"`
 }
 
+// WindowPasses is how many passes of each rank the worker keeps of a run
+// too long for a whole per-pass record: its first ones, or those from
+// RunJob.FromPass.
+const WindowPasses = 2000
+
 // A RunJob runs a config: every variant (compare mode), or once with the
 // job's own overrides when there is none.
 type RunJob struct {
@@ -62,8 +67,9 @@ type RunJob struct {
 	Requests  bool  `json:"requests,omitempty"`
 	Passes    bool  `json:"passes,omitempty"`
 	MaxPasses int64 `json:"max_passes,omitempty"`
-	// FromPass is the first pass of the window a run too long for a whole
-	// record keeps of each rank (0: pass 1; see replay.Capture.LargeWindow).
+	// FromPass is the first pass of the window of WindowPasses passes a
+	// run too long for a whole record keeps of each rank (0: pass 1; see
+	// replay.Capture.LargeWindow).
 	FromPass int `json:"from_pass,omitempty"`
 	// Debug replaces the run with a test-only job; the worker refuses it
 	// unless a test set its hook (self.kvsimDebug in the worker).
