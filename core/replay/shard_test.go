@@ -134,6 +134,8 @@ func TestShardableRefusesCoupledRuns(t *testing.T) {
 		{name: "routing by load", world: func(w *harness.World) { w.Routing = "{policy: least_loaded}" }},
 		{name: "closed-loop load", sets: []string{"traffic.load={type: concurrency, concurrency: 2}"}},
 		{name: "a session of two turns", rows: append(rows[:1:1], harness.Row{ID: "a2", Session: "a", Later: true, Hash: []int{4}, Out: 2})},
+		// The config allows a shared pool and G3 only with offloading_v0_24,
+		// so these two cases are refused by its CohortLRU check too.
 		{name: "a shared G2 pool", world: func(w *harness.World) { w.G2, w.Connector, w.Scope = 16, "offloading_v0_24", "cluster_shared" }},
 		{name: "CohortLRU", world: func(w *harness.World) { w.G2, w.Connector = 16, "offloading_v0_24" }},
 		{name: "G3", world: func(w *harness.World) { w.G2, w.Connector = 16, "offloading_v0_24" },
