@@ -50,6 +50,19 @@ function memBytes() {
   };
 }
 
+// A timer the Go runtime set before it exited (wasm_exec.js's
+// scheduleTimeoutEvent) still fires, and resuming the exited program
+// throws "Go program has already exited" uncaught. That throw is part of
+// the death: it is not reported to the page as a worker failure of its
+// own (which raced the "dead" reply and hid the out-of-memory message);
+// a death no call saw is reported here.
+self.addEventListener('error', (e) => {
+  if (dead || /Go program has already exited/.test(String(e.message))) {
+    die('the simulator exited', 0);
+    e.preventDefault();
+  }
+});
+
 // die posts the one "dead" reply; id is the request being served (0: none).
 function die(why, id) {
   if (dead) return;

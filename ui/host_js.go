@@ -201,6 +201,9 @@ func (h *jsHost) newWorker() {
 	w.Set("onmessage", h.onMsg)
 	w.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		defer recoverJS("callback")
+		if !w.Equal(h.worker) {
+			return nil // a replaced worker's last error (its death was reported)
+		}
 		msg := jsErrorText(args[0])
 		h.locked(func() { h.root.Runs.workerFailed(msg) })
 		return nil
