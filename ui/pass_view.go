@@ -26,6 +26,10 @@ type PassView struct {
 	// FromText and FromErr: the "show passes from" field of a long run's
 	// pass view, as typed, and why it was refused.
 	FromText, FromErr string
+	// ran is the most passes a rank of the shown results ran: a job that
+	// moved the window stopped after it (proto.PassMeta.Stopped), so its
+	// own records cannot say.
+	ran int
 }
 
 // Speeds of playback, passes per second.
@@ -62,6 +66,9 @@ func (c *PassView) start(res *proto.RunResult, focus string, focusRun int) {
 	}
 	c.pv = newPassState(res.Passes, notes, focus, focusRun, c.linkPass, c.linkRank)
 	c.linkPass, c.linkRank = 0, 0
+	if !c.pv.stopped() {
+		c.ran = c.pv.MostRan()
+	}
 	c.seek()
 	c.Run.page.updateURL()
 }
@@ -107,7 +114,7 @@ func (c *PassView) request() {
 	pv.seekID = page.nextID()
 	pv.inflight = append([]int(nil), pv.want...)
 	page.host.Post(Message{Req: proto.Request{Op: proto.OpSeek, ID: pv.seekID,
-		Seek: &proto.SeekJob{Run: c.Run.resultsRun, Rank: pv.Rank, Passes: append([]int(nil), pv.want...)}}})
+		Seek: &proto.SeekJob{Run: c.Run.passesRun, Rank: pv.Rank, Passes: append([]int(nil), pv.want...)}}})
 }
 
 // frames takes a seek reply, and asks again when the position moved
@@ -147,7 +154,7 @@ func (c *PassView) frames(m WorkerMsg) bool {
 // done, a guided example's focus applies.
 func (c *PassView) index(m WorkerMsg) bool {
 	pv := c.pv
-	if pv == nil || m.ID != c.Run.resultsRun {
+	if pv == nil || m.ID != c.Run.passesRun {
 		return false
 	}
 	ir := m.Index
@@ -404,23 +411,24 @@ func (c *PassView) fromValue() string {
 // TypeFrom keeps what is typed in the "show passes from" field.
 func (c *PassView) TypeFrom(v string) { c.FromText, c.FromErr = v, "" }
 
-// ShowFrom runs the results' config again keeping the window of passes
-// that starts at the pass in the "show passes from" field (a long run's
-// record keeps proto.WindowPasses passes of each rank); the pass view
-// then opens at that pass.
+// ShowFrom runs the results' config again for the pass view, keeping the
+// window of passes that starts at the pass in the "show passes from" field
+// (a long run's record keeps proto.WindowPasses passes of each rank), as
+// far as that window (RunView.runPasses); the pass view then opens at
+// that pass.
 func (c *PassView) ShowFrom() {
 	pv := c.pv
 	if pv == nil || c.Run.Running {
 		return
 	}
-	most := pv.MostRan()
+	most := max(c.ran, pv.MostRan())
 	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(c.FromText, ",", "")))
 	if err != nil || n < 1 || n > most {
 		c.FromErr = fmt.Sprintf("Give a pass from 1 to %s (the longest rank ran %s passes).", state.Thousands(int64(most)), state.Thousands(int64(most)))
 		return
 	}
 	c.FromText, c.FromErr = "", ""
-	c.Run.run(n)
+	c.Run.runPasses(n)
 	c.linkPass, c.linkRank = n, pv.Rank
 }
 

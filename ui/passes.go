@@ -192,10 +192,24 @@ func (pv *passState) firstOf(v int) int {
 // passes (the run was too long for a whole record).
 func (pv *passState) Windowed() bool {
 	for _, m := range pv.Meta {
+		if m.Stopped {
+			return true
+		}
 		for _, r := range m.Ranks {
 			if r.First > 1 || r.Ran > r.Passes {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// stopped tells whether a run stopped after its kept window (so Ran
+// counts only the passes up to there).
+func (pv *passState) stopped() bool {
+	for _, m := range pv.Meta {
+		if m.Stopped {
+			return true
 		}
 	}
 	return false

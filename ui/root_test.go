@@ -306,6 +306,36 @@ func TestPassViewWindow(t *testing.T) {
 	if a.Runs.Passes.linkPass != 150_000 {
 		t.Errorf("the next results open at %d", a.Runs.Passes.linkPass)
 	}
+	// The window move runs for the pass view alone: the results stay,
+	// the pass view opens on the new job's records, passes.jsonl comes
+	// from that job, and the pass limit stays the whole run's although
+	// the moved job stopped after its window.
+	if !run.Run.PassesOnly || a.Runs.resultsRun == run.ID {
+		t.Errorf("the window move is not a pass-view job: %+v", run.Run)
+	}
+	results := a.Runs.Results
+	moved := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true,
+		Ranks: []proto.RankMeta{{Passes: 151_999, Lines: 151_999, First: 150_000, Ran: 152_000, G1: 3, G2: 8}}}, {}, {}}
+	res := &proto.RunResult{Passes: moved, Results: make([]proto.Outcome, 3)}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: run.ID, Result: res}, nil))
+	if len(a.Runs.Results) != 3 || &a.Runs.Results[0] != &results[0] || a.Runs.RunErr != "" || a.Runs.Running {
+		t.Fatalf("after the window move: %d results, error %q, running %v", len(a.Runs.Results), a.Runs.RunErr, a.Runs.Running)
+	}
+	if pv := a.Runs.Passes.pv; pv == nil || pv.Pass != 150_000 || !pv.Windowed() {
+		t.Fatalf("the moved pass view is not at 150,000: %+v", pv)
+	}
+	if seek := h.last(); seek.Seek == nil || seek.Seek.Run != run.ID || seek.Seek.Passes[0] != 150_000 {
+		t.Errorf("seek after the move %+v", seek.Seek)
+	}
+	a.Runs.Download(proto.FilePasses)
+	if f := h.last(); f.File == nil || f.File.Run != run.ID || f.File.Spec == nil || f.File.Spec.FromPass != 150_000 {
+		t.Errorf("passes.jsonl asked of %+v", f.File)
+	}
+	a.Runs.Passes.TypeFrom("216001")
+	a.Runs.Passes.ShowFrom()
+	if !strings.Contains(a.Runs.Passes.FromErr, "the longest rank ran 216,000 passes") {
+		t.Errorf("after the move the limit says %q", a.Runs.Passes.FromErr)
+	}
 	// a link to a pass keeps the window from that pass
 	h2 := &nopHost{width: 600}
 	b := NewRoot(h2, "#ex=B&pass=150000")

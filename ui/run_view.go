@@ -56,8 +56,12 @@ type RunView struct {
 	runStart   time.Time
 	resultsRun int      // the job id of the shown results
 	resultsMsg *Message // and its message (to replay it for files)
-	fileID     int      // the file request in flight
-	fileName   string
+	// passesRun and passesMsg: the job whose records the pass view shows,
+	// the results' own or a later one that moved the window (runPasses).
+	passesRun int
+	passesMsg *Message
+	fileID    int // the file request in flight
+	fileName  string
 }
 
 // Result is one run of the last job.
@@ -118,6 +122,29 @@ func (c *RunView) RunTitle() string {
 		return c.Panel.Traces.Blocked()
 	}
 	return "run the config (every compared run)"
+}
+
+// runPasses runs the shown results' job again for the pass view alone,
+// keeping the window of passes that starts at pass from: each run stops
+// once every rank has run the window's last pass (proto.RunJob.PassesOnly),
+// so a window near the start costs a fraction of the run, and the results
+// on the page stay as they are.
+func (c *RunView) runPasses(from int) {
+	defer c.page.guard()
+	if c.Running || c.resultsMsg == nil || c.resultsMsg.Req.Run == nil {
+		return
+	}
+	c.RunErr = ""
+	c.retire()
+	spec := *c.resultsMsg.Req.Run
+	spec.FromPass, spec.PassesOnly = from, true
+	c.jobID = c.page.nextID()
+	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID, Run: &spec}, Texts: c.resultsMsg.Texts}
+	c.runMsg = msg
+	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
+	c.variant, c.variants = 0, max(1, len(spec.Variants))
+	c.runStart = c.page.host.Now()
+	c.page.host.Post(*msg)
 }
 
 // Busy tells whether a run is in progress or about to start.
@@ -290,7 +317,15 @@ func (c *RunView) progress(m *proto.Progress) {
 func (c *RunView) result(m WorkerMsg) {
 	c.Running = false
 	c.Runs++
-	c.RunMs = float64(c.page.host.Now().Sub(c.runStart).Microseconds()) / 1000
+	ms := float64(c.page.host.Now().Sub(c.runStart).Microseconds()) / 1000
+	if run := c.runMsg.Req.Run; run != nil && run.PassesOnly && m.Error == nil && m.Result != nil {
+		// A window move: the results stay, with their own time.
+		c.passesRun, c.passesMsg = m.ID, c.runMsg
+		c.Status = fmt.Sprintf("Passes from %s ready in %s.", state.Thousands(int64(max(run.FromPass, 1))), state.Duration(ms))
+		c.Passes.start(m.Result, "", 0)
+		return
+	}
+	c.RunMs = ms
 	if m.Error != nil {
 		c.RunErr = m.Error.Msg
 		return
@@ -301,6 +336,7 @@ func (c *RunView) result(m WorkerMsg) {
 	}
 	c.Results = c.Results[:0]
 	c.resultsRun, c.resultsMsg = m.ID, c.runMsg
+	c.passesRun, c.passesMsg = m.ID, c.runMsg
 	c.Selected = -1
 	for i := range m.Result.Results {
 		res := outcome(&m, &m.Result.Results[i])
@@ -444,10 +480,14 @@ func (c *RunView) Download(kind string) {
 	}
 	c.fileID, c.fileName = c.page.nextID(), name
 	c.Status = "preparing " + name + "…"
+	run, spec := c.resultsRun, c.resultsMsg
+	if kind == proto.FilePasses {
+		run, spec = c.passesRun, c.passesMsg // the window the pass view shows
+	}
 	m := Message{Req: proto.Request{Op: proto.OpFile, ID: c.fileID,
-		File: &proto.FileJob{Run: c.resultsRun, Variant: c.Selected, Kind: kind}}}
-	if c.resultsMsg != nil {
-		m.Req.File.Spec, m.Texts = c.resultsMsg.Req.Run, c.resultsMsg.Texts
+		File: &proto.FileJob{Run: run, Variant: c.Selected, Kind: kind}}}
+	if spec != nil {
+		m.Req.File.Spec, m.Texts = spec.Req.Run, spec.Texts
 	}
 	c.page.host.Post(m)
 }

@@ -45,6 +45,8 @@ type job struct {
 	MaxPasses int64
 	// FromPass starts the window of passes a long run keeps (largeWindow).
 	FromPass int
+	// PassesOnly: the job serves the pass view alone (proto.RunJob).
+	PassesOnly bool
 
 	// workloads shares the trace's workload between the variants of a
 	// run (run sets it).
@@ -79,6 +81,9 @@ func (o *runOut) file(kind string) ([]byte, *jobError) {
 	}
 	switch kind {
 	case proto.FileRequests:
+		if o.Output.Stopped {
+			return nil, &jobError{Kind: "internal", Msg: "requests.jsonl: this run stopped after its window of passes"}
+		}
 		return o.Output.RequestsJSONL(), nil
 	case proto.FilePasses:
 		if o.Record == nil {
@@ -180,7 +185,8 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 	}
 	job := replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
 		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
-		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass)}}
+		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass),
+			StopAfterWindow: j.PassesOnly}}
 	if progress != nil {
 		job.Progress = func(done, total int) { progress(i, done, total) }
 	}

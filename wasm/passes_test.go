@@ -297,3 +297,53 @@ func TestRecordLimitFromPass(t *testing.T) {
 		t.Errorf("past the end: rank 0 keeps passes %d to %d", o.Record.FirstPass(0), o.Record.NumLines(0))
 	}
 }
+
+// TestPassesOnlyWindow: the pass view's window move (RunJob.PassesOnly)
+// stops each run once every rank has run the window's last pass, keeps
+// the record the whole run keeps of that window (the same passes.jsonl,
+// the same frames), answers no results, and marks its meta Stopped; a
+// window that reaches the run's end runs whole.
+func TestPassesOnlyWindow(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Variants = append(j.Variants, proto.Variant{Label: "y", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}})
+	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"}
+	ran := j.run(nil)[0].Record.RunPasses(0)
+	for _, from := range []int{ran / 3, ran - 100} {
+		j.FromPass, j.PassesOnly = from, false
+		whole := j.run(nil)
+		run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: j.Variants, FromPass: from, PassesOnly: true}
+		r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 9, Run: run}, nil, nil)
+		if r.Error != nil || r.Result == nil || len(r.Result.Passes) != 2 {
+			t.Fatalf("from %d: reply %+v", from, r)
+		}
+		stops := from+proto.WindowPasses-1 < ran
+		for v, o := range r.Result.Results {
+			if o.Error != nil || o.View != nil || o.Prediction != 0 || !strings.Contains(o.RecordNote, "so only passes "+numfmt.Thousands(int64(from))) {
+				t.Errorf("from %d, run %d: outcome %+v", from, v, o)
+			}
+			if got := r.Result.Passes[v].Stopped; got != stops {
+				t.Errorf("from %d, run %d: stopped %v; want %v", from, v, got, stops)
+			}
+			var a, b bytes.Buffer
+			win := largeWindow(from)
+			if err := whole[v].Record.WriteWindow(&a, win); err != nil {
+				t.Fatal(err)
+			}
+			if err := kept.passes.recs[v].WriteWindow(&b, win); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("from %d, run %d: the stopped run's passes.jsonl differs from the whole run's", from, v)
+			}
+			fa, _, errA := indexAll(t, whole).frame(v, 0, from+7)
+			fb, _, errB := kept.passes.frame(v, 0, from+7)
+			if errA != nil || errB != nil || !bytes.Equal(fa, fb) {
+				t.Errorf("from %d, run %d: frame of pass %d differs (%v, %v)", from, v, from+7, errA, errB)
+			}
+		}
+		if m := r.Result.Passes[0].Ranks[0]; stops && m.Ran >= ran {
+			t.Errorf("from %d: ran %d passes of %d; the run did not stop", from, m.Ran, ran)
+		}
+	}
+}

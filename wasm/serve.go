@@ -140,7 +140,8 @@ func runJob(id int, r *proto.RunJob, in texts) (*job, *jobError) {
 		return nil, err
 	}
 	return &job{ID: id, Op: proto.OpRun, Config: r.Config, Name: r.Name, Overrides: r.Overrides, Variants: r.Variants,
-		Traces: tr, Requests: r.Requests, Passes: r.Passes, MaxPasses: r.MaxPasses, FromPass: r.FromPass}, nil
+		Traces: tr, Requests: r.Requests, Passes: r.Passes || r.PassesOnly, MaxPasses: r.MaxPasses, FromPass: r.FromPass,
+		PassesOnly: r.PassesOnly}, nil
 }
 
 // serveRun runs every variant, keeps the outcomes (and the per-pass
@@ -184,13 +185,14 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	a := &answer{reply: proto.Reply{Type: proto.MsgResult, ID: id}}
 	res := &proto.RunResult{Results: make([]proto.Outcome, len(outs))}
 	for i := range outs {
-		res.Results[i] = a.outcome(&outs[i])
+		res.Results[i] = a.outcome(&outs[i], j.PassesOnly)
 	}
 	if kept.passes != nil {
 		res.Passes = kept.passes.meta()
 		for i := range res.Passes {
 			if outs[i].Output != nil {
 				res.Passes[i].Connector = connectorOf(outs[i].Output.Config)
+				res.Passes[i].Stopped = outs[i].Output.Stopped
 				markWarmup(&res.Passes[i], recs[i], outs[i].Output.Summary.Agentic)
 			}
 		}
@@ -203,12 +205,16 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 	return a
 }
 
-// outcome is one variant's part of a run's answer.
-func (a *answer) outcome(o *runOut) proto.Outcome {
+// outcome is one variant's part of a run's answer; a job for the pass
+// view alone (passesOnly) answers no results.
+func (a *answer) outcome(o *runOut, passesOnly bool) proto.Outcome {
 	out := proto.Outcome{Label: o.Label, RecordNote: o.RecordNote}
 	if o.Err != nil {
 		out.Error = o.Err.proto()
 		out.RecordNote = ""
+		return out
+	}
+	if passesOnly {
 		return out
 	}
 	v := o.View

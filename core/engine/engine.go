@@ -84,6 +84,12 @@ type Options struct {
 	// Shard, when Of > 1, simulates only some workers (see Shard; only
 	// for runs Shardable allows).
 	Shard Shard
+	// Stop, when set, is asked after every instant; once it says true the
+	// run ends there, its remaining events never processed, and Stopped
+	// says so. The page's pass view uses it to re-run a config only as far
+	// as the window of passes it shows (record.Recorder.Past): the record
+	// of that window is the whole run's, the reports are of a partial run.
+	Stop func() bool
 }
 
 // ErrTooManyPasses is returned when Options.MaxPasses is exceeded.
@@ -163,6 +169,7 @@ type Engine struct {
 	// its prefill rank to compute (nil unless a pool routes by KV).
 	routedFresh []int32
 	cutoff      vtime.Time
+	stopped     bool // Options.Stop ended the run
 	now         vtime.Time
 	nextOut     uint32
 	done        int
@@ -647,6 +654,10 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
 		}
+		if e.opts.Stop != nil && e.opts.Stop() {
+			e.stopped = true
+			return false, nil
+		}
 		if e.opts.Progress != nil && e.done/1024 != e.lastReport {
 			e.lastReport = e.done / 1024
 			e.opts.Progress(e.done, total)
@@ -670,6 +681,10 @@ func (e *Engine) stalled() error {
 	return fmt.Errorf("%w at %v ms: %d dispatched requests can never finish (%s): no arrival, pass or transfer is left to wake them",
 		ErrStalled, e.now, stuck, strings.Join(ids, ", "))
 }
+
+// Stopped tells whether Options.Stop ended the run before its events ran
+// out: its reports are then those of the run so far.
+func (e *Engine) Stopped() bool { return e.stopped }
 
 // Finish ends the run: the last progress report and the observer's Finish.
 func (e *Engine) Finish() error {

@@ -182,6 +182,19 @@ func (r *rankRec) on() bool {
 // past reports whether the rank is past its window (or has none).
 func (r *rankRec) past() bool { return len(r.log.passes) >= r.keep.To }
 
+// Past tells whether every rank has run the last pass of its window, so
+// that nothing the run does after can change the record: a windowed
+// recorder's engine.Options.Stop. A whole record, or a window of virtual
+// time without ranges, is never past (its end is not a pass number).
+func (rr *Recorder) Past() bool {
+	for _, r := range rr.ranks {
+		if r.keep.To == math.MaxInt || !r.past() {
+			return false
+		}
+	}
+	return len(rr.ranks) > 0
+}
+
 // startWindow is called when the rank's next pass is the first of its
 // window: the rank's state now becomes its first checkpoint, and its G2
 // domain, when no other rank started it, starts from the live tier.

@@ -67,6 +67,15 @@ type Capture struct {
 	// runs again storing only those passes, so the record's memory grows
 	// with the window, not with the run.
 	Window record.Window
+	// StopAfterWindow: when the record keeps a window of pass numbers
+	// (Window, or LargeWindow applied), end the run once every rank has run
+	// the window's last pass (engine.Options.Stop, record.Recorder.Past).
+	// The record is the one the whole run would keep; Output.Stopped says
+	// when the run was cut, and then its reports are of the run so far
+	// and its Prediction and Requests are left empty. The page's pass view
+	// moves its window this way: a window near the start costs a fraction
+	// of the run.
+	StopAfterWindow bool
 }
 
 // An Output is a finished job.
@@ -92,6 +101,9 @@ type Output struct {
 	// workers were split across processors (docs/model/engine.md
 	// ("Sharded runs")). The reports do not depend on it.
 	Engines int
+	// Stopped: Capture.StopAfterWindow ended the run after the record's
+	// window, so Summary, Records and Stats are those of the run so far.
+	Stopped bool
 }
 
 // SummaryJSON is the summary as one JSON object on one line (the CLI's
@@ -159,7 +171,10 @@ func run(job *Job) (*Output, *Error) {
 		return nil, e
 	}
 	out, e := job.execute(cfg, wl, size, note, ranges)
-	if e == nil && large != "" {
+	if e == nil && large != "" && out.Stopped {
+		out.RecordNote = fmt.Sprintf("%s, so only passes %s of each rank are kept (this run stopped after them; kvsim predict --capture-window writes any window)",
+			large, windowText(job.Capture.Window))
+	} else if e == nil && large != "" {
 		out.RecordNote = fmt.Sprintf("%s, so only passes %s of each rank are kept (the run has %s group passes; kvsim predict --capture-window writes any window)",
 			large, windowText(job.Capture.Window), numfmt.Thousands(out.Stats.Passes))
 		if most, kept := ranPasses(out.Record); !kept {
@@ -267,6 +282,9 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 		rr = record.NewRecorder()
 		if !job.Capture.Window.Whole() {
 			rr = record.NewWindowRecorder(job.Capture.Window, ranges)
+			if job.Capture.StopAfterWindow {
+				opts.Stop = rr.Past
+			}
 		}
 		opts.Observer = rr
 	}
@@ -284,8 +302,13 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 	if err != nil {
 		return nil, AsError(err)
 	}
-	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Prediction: res.PredictionJSON(),
-		Stats: res.Stats, Size: size, RecordNote: note, Engines: engines}
+	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Stats: res.Stats, Size: size,
+		RecordNote: note, Engines: engines, Stopped: res.Engine != nil && res.Engine.Stopped()}
+	if out.Stopped {
+		out.Record = rr.Record()
+		return out, nil
+	}
+	out.Prediction = res.PredictionJSON()
 	if job.Capture.Requests {
 		out.Requests = res.RequestsJSONL()
 	}

@@ -18,7 +18,7 @@ import (
 // need one engine (a per-pass record, a pass bound), or with one
 // processor (a browser's Web Worker). The report does not depend on it.
 func shards(cfg *config.Config, wl *trace.Workload, opts engine.Options) int {
-	if opts.Observer != nil || opts.MaxPasses > 0 {
+	if opts.Observer != nil || opts.MaxPasses > 0 || opts.Stop != nil {
 		return 1
 	}
 	return max(1, min(engine.Shardable(cfg, wl), runtime.GOMAXPROCS(0)))

@@ -50,6 +50,10 @@ type PassMeta struct {
 	// they are the preparation's (docs/model/agentic.md, "Warmup").
 	Warmup    bool    `json:"warmup,omitempty"`
 	BarrierMs float64 `json:"barrier_ms,omitempty"`
+	// Stopped: the run stopped once every rank had run the kept window
+	// (RunJob.PassesOnly), so each rank's Ran counts its passes up to
+	// there, not the whole run's.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // RankMeta is one DP rank of a record.

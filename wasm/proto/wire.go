@@ -71,6 +71,13 @@ type RunJob struct {
 	// run too long for a whole record keeps of each rank (0: pass 1; see
 	// replay.Capture.LargeWindow).
 	FromPass int `json:"from_pass,omitempty"`
+	// PassesOnly asks for the per-pass records alone (the pass view moving
+	// its window): a run whose record keeps a window stops once every rank
+	// has run the window's last pass (replay.Capture.StopAfterWindow), and
+	// the outcomes carry no results, only their record notes and errors
+	// (the page keeps the results it shows). The kept report files of the
+	// job are its passes only.
+	PassesOnly bool `json:"passes_only,omitempty"`
 	// Debug replaces the run with a test-only job; the worker refuses it
 	// unless a test set its hook (self.kvsimDebug in the worker).
 	Debug *DebugJob `json:"debug,omitempty"`
