@@ -315,7 +315,7 @@ func (h *jsHost) startSweeper(k int) js.Value {
 	wk.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		defer recoverJS("sweep worker error")
 		msg := jsErrorText(args[0])
-		h.locked(func() { h.root.Sweep.failed("A sweep worker failed: " + msg) })
+		h.locked(func() { h.root.sweepWorkerFailed(msg) })
 		return nil
 	}))
 	h.init(wk)

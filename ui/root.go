@@ -218,10 +218,20 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 // workerFailed shows a worker's failure where its work shows.
 func (c *Root) workerFailed(m WorkerMsg) {
 	if m.Worker >= 0 {
-		c.Sweep.failed("A sweep worker failed: " + m.Error.Msg)
+		c.sweepWorkerFailed(m.Error.Msg)
 		return
 	}
 	c.Runs.workerFailed(m.Error.Msg)
+}
+
+// sweepWorkerFailed shows a sweep worker's failure: the compare's when
+// its runs use the sweep's workers (fanOut), the sweep's otherwise.
+func (c *Root) sweepWorkerFailed(msg string) {
+	if c.Runs.fan != nil {
+		c.Runs.fanFailed(msg)
+		return
+	}
+	c.Sweep.failed("A sweep worker failed: " + msg)
 }
 
 // workerDied replaces a worker whose Go program stopped (it exited, ran
@@ -232,6 +242,14 @@ func (c *Root) workerDied(m WorkerMsg) {
 	why, kind := "it stopped", ""
 	if m.Error != nil {
 		why, kind = m.Error.Msg, m.Error.Kind
+	}
+	if m.Worker >= 0 && c.Runs.fan != nil {
+		var mem int64
+		if m.Worker < len(c.Sweep.mem) {
+			mem = c.Sweep.mem[m.Worker]
+		}
+		c.Runs.fanDied(m.Worker, kind, why, mem)
+		return
 	}
 	if m.Worker >= 0 {
 		c.Sweep.stop()

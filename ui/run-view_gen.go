@@ -63,6 +63,7 @@ func (c *RunView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "runbar"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "runbar"}}}
 		vgparent.AppendChild(vgn)
+		vgn.AddAttrInterface("data-fan-mem", c.FanMem())
 		vgn.AddAttrInterface("data-retired", c.Retired)
 		vgn.AddAttrInterface("data-worker-mem", c.WorkerMem)
 		{

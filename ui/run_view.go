@@ -60,7 +60,8 @@ type RunView struct {
 	// the results' own or a later one that moved the window (runPasses).
 	passesRun int
 	passesMsg *Message
-	fileID    int // the file request in flight
+	fan       *fanOut // the running compare's runs in workers of their own
+	fileID    int     // the file request in flight
 	fileName  string
 }
 
@@ -185,7 +186,8 @@ func (c *RunView) run(from int) {
 	c.retire()
 	c.jobID = c.page.nextID()
 	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
-	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg), FromPass: from}
+	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg), FromPass: from,
+		FanOut: c.mayFanOut(len(vs))}
 	c.runMsg = msg
 	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
 	c.variant, c.variants = 0, max(1, len(vs))
@@ -245,6 +247,7 @@ func (c *RunView) Cancel() {
 	c.Running, c.jobID, c.fileID, c.WorkerReady = false, -1, 0, false
 	c.Panel.Traces.cancelCheck()
 	c.page.host.RestartWorker()
+	c.stopFan()
 	c.Status = "Run cancelled."
 }
 
@@ -266,6 +269,7 @@ func (c *RunView) workerDied(kind, why string) {
 	c.Panel.Traces.cancelCheck()
 	c.Passes.lost()
 	c.page.host.RestartWorker()
+	c.stopFan()
 	if was && kind == "memory" {
 		c.Runs++
 		c.RunErr = fmt.Sprintf("The simulator ran out of memory on run %d of %d (%s MiB in use). "+
@@ -285,13 +289,25 @@ func (c *RunView) workerDied(kind, why string) {
 func (c *RunView) deliver(m WorkerMsg) bool {
 	switch m.Type {
 	case proto.MsgProgress:
-		if m.ID == c.jobID && c.Running && m.Progress != nil {
+		switch {
+		case !c.Running || m.Progress == nil:
+		case m.ID == c.jobID && m.Progress.FanOut:
+			c.startFan()
+			return true
+		case m.ID == c.jobID && c.fan == nil:
 			c.progress(m.Progress)
+		case c.fan.index(m.ID) >= 0:
+			c.fanProgress(c.fan.index(m.ID), m.Progress)
 		}
 		return false
 	case proto.MsgResult:
-		if m.ID == c.jobID {
+		switch {
+		case m.ID == c.jobID && c.fan != nil:
+			c.fanPasses(m)
+		case m.ID == c.jobID:
 			c.result(m)
+		case c.fan.index(m.ID) >= 0:
+			c.fanResult(c.fan.index(m.ID), m)
 		}
 		return true
 	}
@@ -334,23 +350,31 @@ func (c *RunView) result(m WorkerMsg) {
 		c.RunErr = "The worker's result is empty."
 		return
 	}
-	c.Results = c.Results[:0]
+	results := make([]*Result, len(m.Result.Results))
+	for i := range m.Result.Results {
+		results[i] = outcome(&m, &m.Result.Results[i])
+	}
 	c.resultsRun, c.resultsMsg = m.ID, c.runMsg
 	c.passesRun, c.passesMsg = m.ID, c.runMsg
+	c.Status = "Done in " + state.Duration(c.RunMs) + "."
+	c.show(results, m.Result)
+}
+
+// show puts a job's results on the page and opens the pass view on the
+// records res describes.
+func (c *RunView) show(results []*Result, res *proto.RunResult) {
+	c.Results = results
 	c.Selected = -1
-	for i := range m.Result.Results {
-		res := outcome(&m, &m.Result.Results[i])
-		if res.View != nil && c.Selected < 0 {
+	for i, r := range results {
+		if r.View != nil && c.Selected < 0 {
 			c.Selected = i
 		}
-		c.Results = append(c.Results, res)
 	}
 	c.Selected = max(c.Selected, 0)
 	c.Table.Page = 0
-	c.Status = "Done in " + state.Duration(c.RunMs) + "."
 	c.chart.dirty = true
 	focus, run := c.focus()
-	c.Passes.start(m.Result, focus, run)
+	c.Passes.start(res, focus, run)
 }
 
 // outcome is one run's result as the page shows it: its view, with the

@@ -212,13 +212,17 @@ func (c *SweepView) Command() string {
 
 // CanRun tells whether the sweep can start.
 func (c *SweepView) CanRun() bool {
-	return !c.Running && c.WorkersErr == "" && (c.Source == SweepBuiltin || !c.page.Panel.Invalid())
+	return !c.Running && c.page.Runs.fan == nil && c.WorkersErr == "" && (c.Source == SweepBuiltin || !c.page.Panel.Invalid())
 }
 
 // Run starts the sweep: the plan from worker 0, then the points.
 func (c *SweepView) Run() {
 	defer c.page.guard()
 	if c.Running {
+		return
+	}
+	if c.page.Runs.fan != nil {
+		c.Err = "The compare running in the Run view uses the sweep's workers; wait for it, or cancel it."
 		return
 	}
 	c.Err, c.Status = "", ""

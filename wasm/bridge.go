@@ -47,6 +47,11 @@ type job struct {
 	FromPass int
 	// PassesOnly: the job serves the pass view alone (proto.RunJob).
 	PassesOnly bool
+	// FanOut: the page may run the compared runs elsewhere (proto.RunJob);
+	// fanOut, when set, tells it that it does, and run then keeps only
+	// the pass view's window (PassesOnly).
+	FanOut bool
+	fanOut func()
 
 	// workloads shares the trace's workload between the variants of a
 	// run (run sets it).
@@ -165,10 +170,33 @@ func (j *job) run(progress progressFunc) []runOut {
 	out := make([]runOut, len(vs))
 	j.workloads = replay.NewWorkloads()
 	defer func() { j.workloads = nil }()
+	if j.FanOut && len(vs) > 1 && j.fanOut != nil {
+		// A compare whose records keep a window: the page runs each
+		// run in a worker of its own for the results, and this worker
+		// keeps only the pass view's window of each (docs/ui.md,
+		// "Compared long runs"). A job the core refuses runs as usual
+		// here, to report its errors.
+		if keeps, err := replay.KeepsWindow(j.replayJob(vs[0])); err == nil && keeps {
+			j.PassesOnly = true
+			j.fanOut()
+		}
+	}
 	for i, v := range vs {
 		out[i] = j.runOne(i, v, progress)
 	}
 	return out
+}
+
+// replayJob is the core's job for variant v.
+func (j *job) replayJob(v proto.Variant) replay.Job {
+	name := j.Name
+	if name == "" {
+		name = "config.yaml"
+	}
+	return replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
+		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
+		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass),
+			StopAfterWindow: j.PassesOnly}}
 }
 
 func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut) {
@@ -179,14 +207,7 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 				Msg: fmt.Sprintf("internal error: %v", r)}}
 		}
 	}()
-	name := j.Name
-	if name == "" {
-		name = "config.yaml"
-	}
-	job := replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
-		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
-		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass),
-			StopAfterWindow: j.PassesOnly}}
+	job := j.replayJob(v)
 	if progress != nil {
 		job.Progress = func(done, total int) { progress(i, done, total) }
 	}
@@ -214,7 +235,7 @@ func view(res *replay.Output) proto.View {
 		TTFTP50: s.TTFT.Median, TTFTP99: s.TTFT.P99, Requests: s.NumRequests, Completed: s.CompletedRequests,
 		Rejected: s.RejectedRequests, Preemptions: s.Preemptions, DurationMs: s.DurationMs, HasHost: s.G2 != nil,
 		InputTokens: s.TotalInputTokens}
-	v.Passes = res.Stats.Passes
+	v.Passes, v.RankPasses = res.Stats.Passes, res.RankPasses
 	if a := res.Config.Engine.Workers.Aggregated; a != nil && a.Parallelism.Replicas > 1 {
 		v.Workers = a.Parallelism.Replicas // P/D runs have their own column
 	}

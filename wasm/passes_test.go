@@ -347,3 +347,38 @@ func TestPassesOnlyWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestFanOut: a compare that may fan out (RunJob.FanOut) does when its
+// records keep a window: the worker says so before it runs, then answers
+// the pass view's windows alone; a compare small enough for whole records
+// runs here as before.
+func TestFanOut(t *testing.T) {
+	conn := string(mustRead(t, "connectors.yaml"))
+	long := "traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"
+	vs := []proto.Variant{{Label: "a"}, {Label: "b", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}}}
+	for _, tc := range []struct {
+		overrides []string
+		fan       bool
+	}{{[]string{long}, true}, {nil, false}} {
+		run := &proto.RunJob{Config: conn, Name: "connectors.yaml", Overrides: tc.overrides, Variants: vs, Passes: true, FanOut: true}
+		fanned := 0
+		r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 5, Run: run}, nil, func(p *answer) {
+			if pr := p.reply.Progress; pr != nil && pr.FanOut {
+				if fanned++; pr.Variants != 2 || p.reply.ID != 5 {
+					t.Errorf("fan-out progress %+v", p.reply)
+				}
+			}
+		})
+		if r.Error != nil || r.Result == nil || len(r.Result.Results) != 2 || len(r.Result.Passes) != 2 {
+			t.Fatalf("fan %v: reply %+v", tc.fan, r)
+		}
+		if (fanned == 1) != tc.fan || fanned > 1 {
+			t.Errorf("fan %v: %d fan-out replies", tc.fan, fanned)
+		}
+		for v, o := range r.Result.Results {
+			if o.Error != nil || (o.View == nil) != tc.fan || r.Result.Passes[v].Stopped != tc.fan {
+				t.Errorf("fan %v, run %d: view %v, stopped %v, error %v", tc.fan, v, o.View != nil, r.Result.Passes[v].Stopped, o.Error)
+			}
+		}
+	}
+}

@@ -141,7 +141,7 @@ func runJob(id int, r *proto.RunJob, in texts) (*job, *jobError) {
 	}
 	return &job{ID: id, Op: proto.OpRun, Config: r.Config, Name: r.Name, Overrides: r.Overrides, Variants: r.Variants,
 		Traces: tr, Requests: r.Requests, Passes: r.Passes || r.PassesOnly, MaxPasses: r.MaxPasses, FromPass: r.FromPass,
-		PassesOnly: r.PassesOnly}, nil
+		PassesOnly: r.PassesOnly, FanOut: r.FanOut}, nil
 }
 
 // serveRun runs every variant, keeps the outcomes (and the per-pass
@@ -163,6 +163,12 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 			last = now
 			progress(&answer{reply: proto.Reply{Type: proto.MsgProgress, ID: id,
 				Progress: &proto.Progress{Variant: variant, Variants: variants, Done: done, Total: total}}})
+		}
+	}
+	if progress != nil {
+		j.fanOut = func() {
+			progress(&answer{reply: proto.Reply{Type: proto.MsgProgress, ID: id,
+				Progress: &proto.Progress{Variants: len(j.Variants), FanOut: true}}})
 		}
 	}
 	kept.id, kept.outs, kept.passes = 0, nil, nil // free the previous run first

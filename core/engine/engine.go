@@ -124,6 +124,7 @@ type Rank struct {
 	Index  int // global rank index
 	Role   string
 	*scheduler.Rank
+	passes int // the passes this rank ran
 }
 
 type worker struct {
@@ -682,6 +683,16 @@ func (e *Engine) stalled() error {
 		ErrStalled, e.now, stuck, strings.Join(ids, ", "))
 }
 
+// MostRankPasses is the most passes a DP rank ran (a record's
+// RunPasses of its longest rank).
+func (e *Engine) MostRankPasses() int {
+	n := 0
+	for _, rk := range e.ranks {
+		n = max(n, rk.passes)
+	}
+	return n
+}
+
 // Stopped tells whether Options.Stop ended the run before its events ran
 // out: its reports are then those of the run so far.
 func (e *Engine) Stopped() bool { return e.stopped }
@@ -915,6 +926,7 @@ func (e *Engine) startPass(w *worker, now vtime.Time) {
 			e.opts.Observer.Focus(rk)
 			e.opts.Observer.PassStart(rk, now)
 		}
+		rk.passes++
 		res := rk.Pass(now)
 		if res.End > end {
 			end = res.End

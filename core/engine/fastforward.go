@@ -113,6 +113,7 @@ func (e *Engine) decodePass(w *worker, now vtime.Time) {
 		if !w.planned[i] {
 			continue
 		}
+		rk.passes++
 		res := rk.DecodeStep(now)
 		if res.End > end {
 			end = res.End

@@ -104,6 +104,9 @@ type Output struct {
 	// Stopped: Capture.StopAfterWindow ended the run after the record's
 	// window, so Summary, Records and Stats are those of the run so far.
 	Stopped bool
+	// RankPasses is the most passes a DP rank ran (of the run so far
+	// when Stopped).
+	RankPasses int
 }
 
 // SummaryJSON is the summary as one JSON object on one line (the CLI's
@@ -303,7 +306,7 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 		return nil, AsError(err)
 	}
 	out := &Output{Config: cfg, Summary: res.Summary, Records: res.Records, Stats: res.Stats, Size: size,
-		RecordNote: note, Engines: engines, Stopped: res.Engine != nil && res.Engine.Stopped()}
+		RecordNote: note, Engines: engines, Stopped: res.Engine != nil && res.Engine.Stopped(), RankPasses: res.RankPasses}
 	if out.Stopped {
 		out.Record = rr.Record()
 		return out, nil
@@ -320,6 +323,36 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 		job.Progress(n, n)
 	}
 	return out, nil
+}
+
+// KeepsWindow tells whether job's per-pass record would keep only
+// Capture.LargeWindow: the job asks for the record, may skip it when it is
+// too large (SkipLargeRecord), and is over a limit for a whole one. It
+// builds the workload as Run would (share job.Workloads with the run that
+// follows) and runs nothing; a job Run would refuse gets its error. The
+// page runs the compared runs of such a job in workers of their own
+// (docs/ui.md, "Compared long runs").
+func KeepsWindow(job Job) (keeps bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			keeps, err = false, internalError(v)
+		}
+	}()
+	if !job.Capture.Passes || !job.Capture.SkipLargeRecord || job.Capture.LargeWindow.Whole() {
+		return false, nil
+	}
+	cfg, _, size, e := prepare(&job, true)
+	if e != nil {
+		return false, e
+	}
+	for _, lim := range []Limits{DefaultLimits(), job.Limits} {
+		e, note := checkCapture(cfg, &size, job.Capture, lim)
+		if e != nil {
+			return false, e
+		}
+		keeps = keeps || note != ""
+	}
+	return keeps, nil
 }
 
 // A Cost is what Estimate says of a job.

@@ -70,6 +70,8 @@ type Result struct {
 	Summary report.Summary
 	// Records holds every request's record in request order.
 	Records []report.Request
+	// RankPasses is the most passes a DP rank ran.
+	RankPasses int
 }
 
 // RunWith replays wl under cfg with every engine option available. It is
@@ -98,7 +100,7 @@ func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Engine: e, Records: e.Records, Stats: e.RunStats()}
+	res := &Result{Config: cfg, Engine: e, Records: e.Records, Stats: e.RunStats(), RankPasses: e.MostRankPasses()}
 	res.Summary = report.Summarize(e.Records, e.Dispatched(), res.Stats)
 	res.Summary.Agentic = agenticReport(cfg, e)
 	return res, nil

@@ -96,6 +96,9 @@ func runSharded(cfg *config.Config, wl *trace.Workload, opts engine.Options, n i
 		stats = addRun(stats, e.RunStats())
 	}
 	res := &Result{Config: cfg, Records: recs, Stats: stats}
+	for _, e := range engines {
+		res.RankPasses = max(res.RankPasses, e.MostRankPasses())
+	}
 	res.Summary = report.Summarize(recs, engines[0].Dispatched(), stats)
 	return res, nil
 }

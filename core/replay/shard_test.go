@@ -103,9 +103,9 @@ func TestShardedRunsChangeNothing(t *testing.T) {
 				t.Errorf("seed %d, %d shards of %d workers (G2 %v): prediction.json the same %v, requests.jsonl the same %v", seed, k, n,
 					cfg.Engine.Workers.Aggregated.KVCache.HostOffload != nil, p, r)
 			}
-			if split.Stats.Passes != one.Stats.Passes || split.Stats.CommittedPrefillTokens != one.Stats.CommittedPrefillTokens {
-				t.Errorf("seed %d, %d shards: %d passes, %d prefill tokens; one engine %d, %d", seed, k,
-					split.Stats.Passes, split.Stats.CommittedPrefillTokens, one.Stats.Passes, one.Stats.CommittedPrefillTokens)
+			if split.Stats.Passes != one.Stats.Passes || split.Stats.CommittedPrefillTokens != one.Stats.CommittedPrefillTokens || split.RankPasses != one.RankPasses {
+				t.Errorf("seed %d, %d shards: %d passes (%d on the longest rank), %d prefill tokens; one engine %d (%d), %d", seed, k,
+					split.Stats.Passes, split.RankPasses, split.Stats.CommittedPrefillTokens, one.Stats.Passes, one.RankPasses, one.Stats.CommittedPrefillTokens)
 			}
 		}
 	}

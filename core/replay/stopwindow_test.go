@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/internal/harness"
+	"github.com/kvsim/kvsim/core/record"
 )
 
 // TestStopAfterWindow: a run that stops once every rank has run the last
@@ -31,6 +31,9 @@ func TestStopAfterWindow(t *testing.T) {
 		most := 0
 		for k := range full.Record.Ranks {
 			most = max(most, full.Record.RunPasses(k))
+		}
+		if full.RankPasses != most {
+			t.Errorf("world %d: Output.RankPasses %d; the record's longest rank ran %d passes", seed, full.RankPasses, most)
 		}
 		for _, w := range [][2]int{{1, 5}, {most / 3, most/3 + 10}, {most - 3, most + 20}} {
 			spec := fmt.Sprintf("%d:%d", max(w[0], 1), max(w[1], 1))

@@ -57,7 +57,10 @@ type View struct {
 	Preemptions int64   `json:"preemptions"`
 	DurationMs  float64 `json:"duration_ms"`
 	Passes      int64   `json:"passes"`
-	HasHost     bool    `json:"has_host"`
+	// RankPasses is the most passes a DP rank ran (the bound of the pass
+	// view's "show passes from" field).
+	RankPasses int  `json:"rank_passes,omitempty"`
+	HasHost    bool `json:"has_host"`
 	// Connector is the run's G2 connector profile ("" without G2).
 	Connector string `json:"connector,omitempty"`
 	// PD: the run has prefill and decode roles.

@@ -78,6 +78,12 @@ type RunJob struct {
 	// (the page keeps the results it shows). The kept report files of the
 	// job are its passes only.
 	PassesOnly bool `json:"passes_only,omitempty"`
+	// FanOut: when the runs of this compare keep a window of their records
+	// (replay.KeepsWindow), the worker says so with a Progress of FanOut
+	// before it runs, then serves the job as PassesOnly; the page runs each
+	// variant for its results in a worker of its own (docs/ui.md,
+	// "Compared long runs").
+	FanOut bool `json:"fan_out,omitempty"`
 	// Debug replaces the run with a test-only job; the worker refuses it
 	// unless a test set its hook (self.kvsimDebug in the worker).
 	Debug *DebugJob `json:"debug,omitempty"`
@@ -218,6 +224,9 @@ type Progress struct {
 	Variants int `json:"variants"`
 	Done     int `json:"done"`
 	Total    int `json:"total"`
+	// FanOut: the job's runs go to workers of their own (RunJob.FanOut);
+	// this worker's reply will carry their records alone.
+	FanOut bool `json:"fan_out,omitempty"`
 }
 
 // A RunResult is a run job's outcome: one per variant, and the per-pass

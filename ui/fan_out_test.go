@@ -1,0 +1,108 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/wasm/proto"
+)
+
+// fanReply is sweep worker k's reply r.
+func fanReply(t *testing.T, k int, r proto.Reply, bins [][]byte, texts ...any) WorkerMsg {
+	t.Helper()
+	m := reply(t, r, bins, texts...)
+	m.Worker = k
+	return m
+}
+
+// TestFanOut: a compare whose records keep a window runs each run in a
+// sweep worker of its own once the run worker says so; the results show
+// when every run and the run worker's windows are in, the pass view reads
+// the run worker's records, requests.jsonl replays the results' job and
+// passes.jsonl the windows'. A sweep cannot start meanwhile; a helper that
+// runs out of memory ends the compare with the run's number, and Cancel
+// stops the helpers.
+func TestFanOut(t *testing.T) {
+	h := &nopHost{width: 600}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	job := h.last()
+	if job.Run == nil || len(job.Run.Variants) != 3 || !job.Run.FanOut {
+		t.Fatalf("the default compare posted %+v", job.Run)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: job.ID, Progress: &proto.Progress{Variants: 3, FanOut: true}}, nil))
+	if len(h.swept) != 3 {
+		t.Fatalf("%d runs sent to the sweep's workers", len(h.swept))
+	}
+	for k, p := range h.swept {
+		r := p.msg.Req.Run
+		if p.w != k || r == nil || len(r.Variants) != 1 || r.Variants[0].Label != job.Run.Variants[k].Label || r.Passes || r.FanOut || r.Config != job.Run.Config {
+			t.Errorf("run %d went to worker %d as %+v", k, p.w, r)
+		}
+	}
+	if a.Sweep.CanRun() {
+		t.Error("a sweep can start while the compare uses its workers")
+	}
+	a.Deliver(fanReply(t, 1, proto.Reply{Type: proto.MsgProgress, ID: h.swept[1].msg.Req.ID, Progress: &proto.Progress{Done: 30, Total: 60}}, nil))
+	if a.Runs.ProgressMsg != "3 runs at once: 30 of 60 requests" {
+		t.Errorf("progress %q", a.Runs.ProgressMsg)
+	}
+	for k, p := range h.swept {
+		v := proto.View{Label: p.msg.Req.Run.Variants[0].Label, Restored: int64(k), Requests: 2, Completed: 2, RankPasses: 9000 + k}
+		bins := [][]byte{proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Status: "completed"}})}
+		a.Deliver(fanReply(t, k, proto.Reply{Type: proto.MsgResult, ID: p.msg.Req.ID, Result: &proto.RunResult{
+			Results: []proto.Outcome{{Label: v.Label, View: &v, Rows: 1, Prediction: 1}}}}, bins, "{}"))
+	}
+	if !a.Runs.Running || len(a.Runs.Results) == 3 && a.Runs.Results[2].View != nil && a.Runs.Results[2].View.Restored == 2 {
+		t.Fatal("the results show before the run worker's windows")
+	}
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true, Ranks: []proto.RankMeta{{Passes: 2000, Lines: 2000, First: 1, Ran: 2001, G1: 3}}}, {}, {}}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: job.ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 3), Passes: meta}}, nil))
+	if a.Runs.Running || len(a.Runs.Results) != 3 || !strings.Contains(a.Runs.Status, "(3 runs at once)") {
+		t.Fatalf("after every reply: running %v, %d results, status %q", a.Runs.Running, len(a.Runs.Results), a.Runs.Status)
+	}
+	for k, r := range a.Runs.Results {
+		if r.View == nil || r.View.Restored != int64(k) || len(r.View.Rows) != 1 {
+			t.Errorf("result %d: %+v", k, r.View)
+		}
+	}
+	if seek := h.last(); seek.Seek == nil || seek.Seek.Run != job.ID {
+		t.Errorf("the pass view asks %+v", seek)
+	}
+	// The window's bound is the longest rank of the results' runs.
+	a.Runs.Passes.TypeFrom("9003")
+	a.Runs.Passes.ShowFrom()
+	if !strings.Contains(a.Runs.Passes.FromErr, "the longest rank ran 9,002 passes") || a.Runs.Running {
+		t.Errorf("from 9,003: %q", a.Runs.Passes.FromErr)
+	}
+	a.Runs.Download(proto.FileRequests)
+	if f := h.last().File; f == nil || f.Run == job.ID || f.Spec == nil || f.Spec.Passes || f.Spec.FanOut {
+		t.Errorf("requests.jsonl asked as %+v", f)
+	}
+	a.Runs.fileID = 0
+	a.Runs.Download(proto.FilePasses)
+	if f := h.last().File; f == nil || f.Run != job.ID || f.Spec == nil || !f.Spec.PassesOnly || f.Spec.FanOut {
+		t.Errorf("passes.jsonl asked as %+v", f)
+	}
+
+	// A helper that runs out of memory ends the compare, naming its run.
+	a.Runs.Run()
+	job = h.last()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: job.ID, Progress: &proto.Progress{Variants: 3, FanOut: true}}, nil))
+	stopped := h.stopped
+	a.Deliver(fanReply(t, 1, proto.Reply{Type: proto.MsgDead, ID: h.swept[len(h.swept)-2].msg.Req.ID, Error: &proto.Error{Kind: "memory", Msg: "out of memory"}}, nil))
+	if a.Runs.Running || a.Runs.fan != nil || !strings.Contains(a.Runs.RunErr, "ran out of memory on run 2 of 3") || h.stopped != stopped+1 {
+		t.Errorf("after a helper died: running %v, error %q, stops %d", a.Runs.Running, a.Runs.RunErr, h.stopped-stopped)
+	}
+	if a.Sweep.Err != "" || !a.Sweep.CanRun() {
+		t.Errorf("the sweep took the compare's failure: %q", a.Sweep.Err)
+	}
+	// Cancel stops the helpers too.
+	a.Runs.Run()
+	job = h.last()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: job.ID, Progress: &proto.Progress{Variants: 3, FanOut: true}}, nil))
+	a.Runs.Cancel()
+	if a.Runs.Running || a.Runs.fan != nil || h.stopped != stopped+2 {
+		t.Errorf("after Cancel: running %v, stops %d", a.Runs.Running, h.stopped-stopped)
+	}
+}
