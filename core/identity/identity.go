@@ -29,28 +29,40 @@ type Origin struct {
 // owns one.
 //
 // Identities form a trie: a block's identity is a child of its parent
-// block's. Interning looks the hash up among the parent's children, which
-// are few and sit next to the parent just touched, so the replay's hottest
-// path (every new block of every request) costs no cache miss. Parents with
-// many children (block 0's parent, a shared system prompt) move their
-// children to one hash map.
+// block's. A real trace names millions of identities (5.9 M for the
+// Mooncake conversation trace, where they were 77 % of the live heap), so
+// the table keeps as little per identity as the lookup needs:
 //
-// A real trace names millions of identities (5.9 M for the Mooncake
-// conversation trace), so each costs 16 bytes: its node (hash, first child,
-// next sibling) in pages that are never copied as the table grows. Origins
-// are stored as runs: the identities one Extend creates are consecutive,
-// born in consecutive blocks of one request, so one run (first ID,
-// request, block) names them all.
+//   - its hash, 8 bytes, in pages that are never copied as the table grows;
+//   - its first child: most often the next identity (a request's new blocks
+//     are interned one after the other), which one bit says (cont); any
+//     other first child sits in a page of first children allocated only
+//     for the pages that have one (a block completed by a generated token,
+//     after other requests' blocks were interned);
+//   - later children (two requests that share a prefix and then differ)
+//     in one map by parent and hash, and block 0's identities in one map
+//     by hash.
+//
+// Interning compares the hash with the parent's first child's, which is
+// next to the parent just touched, so the replay's hottest path (every new
+// block of every request) costs no cache miss. Origins are stored as runs:
+// the identities one Extend creates are consecutive, born in consecutive
+// blocks of one request, so one run (first ID, request, block) names them
+// all.
 type Table struct {
-	pages [][]node // pageSize nodes each; the last may be partly used
-	n     int      // identities created
-	runs  []originRun
-	wide  map[uint64]ID
+	hashes [][]uint64 // pageSize hashes each; the last may be partly used
+	cont   []uint64   // bit id: identity id+1 is id's first child
+	firsts [][]ID     // per page, nil until one of its identities has another first child
+	n      int        // identities created
+	runs   []originRun
+	roots  map[uint64]ID // the identities of block 0, by hash
+	kids   map[kid]ID    // the second and later children
 }
 
-type node struct {
-	hash        uint64
-	first, next ID // first child (wideKids: in Table.wide), next sibling
+// kid names a child by its parent and hash.
+type kid struct {
+	parent ID
+	hash   uint64
 }
 
 // originRun says identities from id on were born in request o.Request,
@@ -63,37 +75,33 @@ type originRun struct {
 const (
 	pageBits = 16
 	pageSize = 1 << pageBits
-	// wideKids in a node's first says its children are in Table.wide.
-	wideKids ID = -2
 )
-
-// wideAfter is the child count beyond which a parent's children go to the
-// hash map instead of its sibling list.
-const wideAfter = 8
 
 // NewTable returns an empty table for about n identities (its pages are
 // allocated as identities are created, so n only sizes the first).
 func NewTable(n int) *Table {
-	return &Table{pages: [][]node{make([]node, 0, min(max(n, 1), pageSize))}, wide: make(map[uint64]ID)}
+	return &Table{hashes: [][]uint64{make([]uint64, 0, min(max(n, 1), pageSize))},
+		roots: make(map[uint64]ID), kids: make(map[kid]ID)}
 }
 
-func (t *Table) node(id ID) *node { return &t.pages[id>>pageBits][id&(pageSize-1)] }
-
-// add appends a node and returns its identity.
-func (t *Table) add(nd node, o Origin) ID {
+// add appends an identity with hash h and returns it.
+func (t *Table) add(h uint64, o Origin) ID {
 	id := ID(t.n)
-	last := &t.pages[len(t.pages)-1]
+	last := &t.hashes[len(t.hashes)-1]
 	switch {
 	case len(*last) < cap(*last):
 	case cap(*last) < pageSize: // the first page, sized by NewTable
-		grown := make([]node, len(*last), min(2*cap(*last), pageSize))
+		grown := make([]uint64, len(*last), min(2*cap(*last), pageSize))
 		copy(grown, *last)
 		*last = grown
 	default:
-		t.pages = append(t.pages, make([]node, 0, pageSize))
-		last = &t.pages[len(t.pages)-1]
+		t.hashes = append(t.hashes, make([]uint64, 0, pageSize))
+		last = &t.hashes[len(t.hashes)-1]
 	}
-	*last = append(*last, nd)
+	*last = append(*last, h)
+	if t.n%64 == 0 {
+		t.cont = append(t.cont, 0)
+	}
 	t.n++
 	if k := len(t.runs) - 1; k < 0 || t.runs[k].o.Request != o.Request || t.runs[k].o.Block+int32(id-t.runs[k].id) != o.Block {
 		t.runs = append(t.runs, originRun{id: id, o: o})
@@ -101,51 +109,67 @@ func (t *Table) add(nd node, o Origin) ID {
 	return id
 }
 
+// firstChild is parent's first child (None: it has none).
+func (t *Table) firstChild(parent ID) ID {
+	if t.cont[parent>>6]&(1<<(parent&63)) != 0 {
+		return parent + 1
+	}
+	if p := int(parent >> pageBits); p < len(t.firsts) && t.firsts[p] != nil {
+		return t.firsts[p][parent&(pageSize-1)]
+	}
+	return None
+}
+
+// setFirst makes id parent's first child.
+func (t *Table) setFirst(parent, id ID) {
+	if id == parent+1 {
+		t.cont[parent>>6] |= 1 << (parent & 63)
+		return
+	}
+	for len(t.firsts) <= int(parent>>pageBits) {
+		t.firsts = append(t.firsts, nil)
+	}
+	pg := &t.firsts[parent>>pageBits]
+	if *pg == nil {
+		*pg = make([]ID, pageSize)
+		for i := range *pg {
+			(*pg)[i] = None
+		}
+	}
+	(*pg)[parent&(pageSize-1)] = id
+}
+
 // Child returns the identity with hash h whose parent is parent (None for
 // block 0), creating it with origin o when new.
 func (t *Table) Child(parent ID, h uint64, o Origin) ID {
-	var p *node
-	if parent != None {
-		p = t.node(parent)
-	}
-	kids := 0
-	if p == nil || p.first == wideKids {
-		if id, ok := t.wide[h]; ok {
+	if parent == None {
+		if id, ok := t.roots[h]; ok {
 			return id
 		}
-	} else {
-		for c := p.first; c != None; kids++ {
-			nd := t.node(c)
-			if nd.hash == h {
-				return c
-			}
-			c = nd.next
-		}
-	}
-	id := t.add(node{hash: h, first: None, next: None}, o)
-	if parent == None {
-		t.wide[h] = id
+		id := t.add(h, o)
+		t.roots[h] = id
 		return id
 	}
-	p = t.node(parent) // add may have moved the first page
-	switch {
-	case p.first == wideKids:
-		t.wide[h] = id
-	case kids+1 > wideAfter:
-		for c := p.first; c != None; c = t.node(c).next {
-			t.wide[t.node(c).hash] = c
-		}
-		t.wide[h] = id
-		p.first = wideKids
-	default:
-		t.node(id).next = p.first
-		p.first = id
+	c := t.firstChild(parent)
+	if c == None {
+		id := t.add(h, o)
+		t.setFirst(parent, id)
+		return id
 	}
+	if t.Hash(c) == h {
+		return c
+	}
+	k := kid{parent, h}
+	if id, ok := t.kids[k]; ok {
+		return id
+	}
+	id := t.add(h, o)
+	t.kids[k] = id
 	return id
 }
 
 // Hash returns id's chained hash.
-func (t *Table) Hash(id ID) uint64 { return t.node(id).hash }
+func (t *Table) Hash(id ID) uint64 { return t.hashes[id>>pageBits][id&(pageSize-1)] }
 
 // Origin returns where id was first computed.
 func (t *Table) Origin(id ID) Origin { return originOf(t.runs, id) }
@@ -299,7 +323,7 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 	parent, last := None, Root
 	if k := len(s.IDs); k > 0 {
 		parent = s.IDs[k-1]
-		last = t.node(parent).hash
+		last = t.Hash(parent)
 	}
 	full, haveFull := uint64(0), false // the content of a block of blockSize copies of x
 	for len(s.tail)+n >= blockSize {
@@ -367,7 +391,7 @@ func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
 	parent, last := None, Root
 	if n := len(s.IDs); n > 0 {
 		parent = s.IDs[n-1]
-		last = t.node(parent).hash
+		last = t.Hash(parent)
 	}
 	for j := len(s.IDs); (j+1)*blockSize <= len(tokens); j++ {
 		h := Chain(last, tokens[j*blockSize:(j+1)*blockSize])

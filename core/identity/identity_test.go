@@ -180,3 +180,52 @@ func TestSequence_RunsEqualTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestTable_MatchesATrieByParentAndHash: random sequences with shared
+// prefixes, extended in interleaved steps (whole turns, single generated
+// tokens, across more than one page of identities), get the identities a
+// plain map from (parent, hash) to a new dense number gives.
+func TestTable_MatchesATrieByParentAndHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	tab := identity.NewTable(16)
+	type key struct {
+		parent identity.ID
+		hash   uint64
+	}
+	ref := map[key]identity.ID{}
+	const bs = 4
+	seqs := make([]identity.Sequence, 40)
+	toks := make([][]uint32, len(seqs))
+	for step := 0; tab.Len() < 3*65536; step++ {
+		r := rng.IntN(len(seqs))
+		switch rng.IntN(4) {
+		case 0: // a new sequence that shares a prefix of another's
+			o := rng.IntN(len(seqs))
+			toks[r] = append([]uint32(nil), toks[o][:rng.IntN(len(toks[o])+1)]...)
+			seqs[r] = identity.Sequence{}
+		case 1: // a turn of content
+			for range rng.IntN(40) {
+				toks[r] = append(toks[r], uint32(rng.IntN(3)))
+			}
+		default: // a generated token
+			toks[r] = append(toks[r], uint32(rng.IntN(1000)))
+		}
+		seqs[r].Extend(tab, toks[r], bs, int32(r))
+		parent, last := identity.None, identity.Root
+		for j, id := range seqs[r].IDs {
+			h := identity.Chain(last, toks[r][j*bs:(j+1)*bs])
+			want, ok := ref[key{parent, h}]
+			if !ok {
+				want = identity.ID(len(ref))
+				ref[key{parent, h}] = want
+			}
+			if id != want || tab.Hash(id) != h {
+				t.Fatalf("step %d, sequence %d, block %d: identity %d (hash %x); a trie by parent and hash gives %d (%x)", step, r, j, id, tab.Hash(id), want, h)
+			}
+			parent, last = id, h
+		}
+	}
+	if tab.Len() != len(ref) {
+		t.Errorf("%d identities; the trie has %d", tab.Len(), len(ref))
+	}
+}
