@@ -313,6 +313,10 @@ func TestPassViewWindow(t *testing.T) {
 	if !run.Run.PassesOnly || a.Runs.resultsRun == run.ID {
 		t.Errorf("the window move is not a pass-view job: %+v", run.Run)
 	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: run.ID, Progress: &proto.Progress{Variant: 1, Variants: 3, Done: 5, Total: 40}}, nil))
+	if want := "passes from 150,000 (each run stops after them): run 2 of 3: 5 of 40 requests"; a.Runs.ProgressMsg != want {
+		t.Errorf("progress %q; want %q", a.Runs.ProgressMsg, want)
+	}
 	results := a.Runs.Results
 	moved := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true,
 		Ranks: []proto.RankMeta{{Passes: 151_999, Lines: 151_999, First: 150_000, Ran: 152_000, G1: 3, G2: 8}}}, {}, {}}

@@ -327,6 +327,11 @@ func (c *RunView) progress(m *proto.Progress) {
 	if n > 1 {
 		c.ProgressMsg = fmt.Sprintf("run %d of %d: %s", m.Variant+1, n, c.ProgressMsg)
 	}
+	if run := c.runMsg.Req.Run; run != nil && run.PassesOnly {
+		// A window move stops each run after its window, well before its
+		// last request on a long run.
+		c.ProgressMsg = fmt.Sprintf("passes from %s (each run stops after them): %s", state.Thousands(int64(max(run.FromPass, 1))), c.ProgressMsg)
+	}
 }
 
 // result shows a finished job and opens its pass view.
