@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -182,6 +183,13 @@ func (j *job) run(progress progressFunc) []runOut {
 		}
 	}
 	for i, v := range vs {
+		// The last run's engine (or the last job's, which serve freed) is
+		// garbage now: collect it before this run allocates its own. On
+		// wasm's one thread the collector's worker runs only when the
+		// program yields, and a run's setup does not: a three-run compare
+		// grew the heap to 298 MB of which 54 were live (docs/ui.md, "One
+		// thread, no preemption").
+		runtime.GC()
 		out[i] = j.runOne(i, v, progress)
 	}
 	return out
