@@ -229,6 +229,7 @@ func workloadSize(cfg *config.Config, wl *trace.Workload, s *Size) {
 	bs := float64(blockSize(cfg))
 	s.Requests = int64(wl.Rows)
 	var slots, content, outputs float64
+	modelled := modelledGapRuns(cfg, 1, 3) > 0 // Roles allocates: ask once, not per turn
 	for i := range wl.Sessions {
 		known := 0.0
 		for _, t := range wl.Sessions[i].Turns {
@@ -238,7 +239,9 @@ func workloadSize(cfg *config.Config, wl *trace.Workload, s *Size) {
 			known += float64(t.ContentLength) + float64(t.OutputLength)
 			slots += math.Floor(known/bs) + 1
 			outputs += math.Floor(float64(t.OutputLength)/bs) + 1
-			s.GapRuns += modelledGapRuns(cfg, 1, t.OutputLength)
+			if modelled {
+				s.GapRuns += float64(max(min(t.OutputLength, 1024)-2, 0))
+			}
 			content = max(content, float64(max(t.RunLength, 1)))
 			if !wl.Accumulate {
 				s.Tokens += known
