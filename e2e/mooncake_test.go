@@ -212,8 +212,10 @@ func TestMooncakeBuiltin(t *testing.T) {
 
 // TestMooncakeCompareWindow: the Mooncake preset with a 20,000-block G2
 // tier compared across the three connectors (each run keeps a window of
-// its passes): the pass view indexes and compares the runs (record.Diff
-// per rank) in bounded time, moves to passes 5,000 to 6,999 for all three
+// its passes, so the runs fan out to workers of their own: a Cancel stops
+// them, and the next compare's rows equal each connector's native run):
+// the pass view indexes and compares the runs (record.Diff per rank) in
+// bounded time, moves to passes 5,000 to 6,999 for all three
 // runs, and says that the runs already differ at that window's first pass
 // rather than that they first differ there.
 func TestMooncakeCompareWindow(t *testing.T) {
@@ -234,7 +236,24 @@ func TestMooncakeCompareWindow(t *testing.T) {
 		}
 	}
 	tb.settle()
+	// The runs fan out (docs/ui.md, "Compared long runs"): Cancel stops
+	// them; the next Run's rows are each connector's native run.
+	tb.do(chromedp.Click(chromedp.ID("run")))
+	tb.wait("the runs fanned out", `(document.getElementById('progress-text')?.textContent ?? '').includes('3 runs at once')`, 30*time.Second)
+	tb.do(chromedp.Click(chromedp.ID("cancel")))
+	tb.wait("the cancelled compare", `document.getElementById('status')?.textContent === 'Run cancelled.'`, 10*time.Second)
 	run := tb.clickRun()
+	if st := tb.text("#status"); !strings.Contains(st, "(3 runs at once)") {
+		t.Errorf("status %q: the compare did not fan out", st)
+	}
+	yaml := eval[string](tb, `document.getElementById('yaml').value`)
+	rows := eval[[][]string](tb, `[...document.querySelectorAll('tr.cmp-row')].map(r => [...r.cells].map(c => c.textContent.trim()))`)
+	for i, k := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		want, _ := mooncakeCards(t, strings.Replace(yaml, "connector: simple_cpu_v0_32", "connector: "+k, 1))
+		if i >= len(rows) || len(rows[i]) < 6 || [3]string{rows[i][1], rows[i][2], rows[i][4] + " / " + rows[i][5] + " ms"} != want {
+			t.Errorf("%s: page row %q, native %q", k, rows[min(i, len(rows)-1)], want)
+		}
+	}
 	start := time.Now()
 	tb.pvReady(0)
 	first := time.Since(start)
