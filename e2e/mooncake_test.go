@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -174,6 +176,7 @@ func TestMooncakeBuiltin(t *testing.T) {
 	}
 	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('pv-scrub'); s.value = '1999'; s.dispatchEvent(new Event('input', {bubbles: true})); })()`))
 	tb.pvReady(1999)
+	scrub := tb.scrubTimes(1, 2000, 20, 1)
 	if cells := eval[int](tb, `document.getElementById('pv-canvas-0') ? 1 : 0`); cells != 1 {
 		t.Error("no canvas at pass 1,999")
 	}
@@ -205,8 +208,14 @@ func TestMooncakeBuiltin(t *testing.T) {
 	}
 	tb.do(chromedp.Click(chromedp.ID("pv-first")))
 	tb.pvReady(10000)
-	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q; passes from 10,000 shown %d ms after the click", fetchMs, runMs, n, want, moveMs)
-	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms, window move to 10,000 → shown %d ms", fetchMs, runMs, moveMs))
+	scrub = append(scrub, tb.scrubTimes(10000, 11999, 20, 2)...)
+	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q; passes from 10,000 shown %d ms after the click; scrub to 40 random passes of the two windows: median %v, slowest %v",
+		fetchMs, runMs, n, want, moveMs, median(scrub).Round(time.Millisecond), slices.Max(scrub).Round(time.Millisecond))
+	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms, window move to 10,000 → shown %d ms, scrub median %d ms (40 random passes), slowest %d ms",
+		fetchMs, runMs, moveMs, median(scrub).Milliseconds(), slices.Max(scrub).Milliseconds()))
+	if median(scrub) > 2*time.Second {
+		t.Errorf("scrubbing took %v (median of 40 passes)", median(scrub))
+	}
 	tb.shot("mooncake")
 }
 
@@ -387,4 +396,23 @@ func TestMooncakeFull(t *testing.T) {
 	}
 	t.Logf("whole trace (%d requests): page Run → summary %d ms, native replay.Run %d ms", n, runMs, native)
 	writeMeasure(t, "mooncake whole trace", "page "+strconv.FormatInt(runMs, 10)+" ms, native "+strconv.FormatInt(native, 10)+" ms")
+	// Any pass: 20 random passes in the kept window, then windows at
+	// random passes of the longest rank, each a run that stops after it.
+	tb.pvReady(0)
+	scrub := tb.scrubTimes(1, 2000, 20, 3)
+	rng := rand.New(rand.NewPCG(4, 1))
+	var moves []time.Duration
+	for range 3 {
+		from := 1 + rng.IntN(200000) // the longest rank runs 215,667 passes
+		runs := tb.runs()
+		tb.typeInto("pv-from", strconv.Itoa(from))
+		click := time.Now()
+		tb.do(chromedp.Click(chromedp.ID("pv-from-go")))
+		tb.wait("the window move", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 120*time.Second)
+		tb.pvReady(from)
+		moves = append(moves, time.Since(click))
+	}
+	t.Logf("scrub to 20 random passes of the window: median %v, slowest %v; window moves %v", median(scrub).Round(time.Millisecond),
+		slices.Max(scrub).Round(time.Millisecond), moves)
+	writeMeasure(t, "mooncake whole trace", fmt.Sprintf("scrub median %d ms (20 passes), window moves %v", median(scrub).Milliseconds(), moves))
 }

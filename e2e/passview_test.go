@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -290,4 +291,45 @@ func TestHugeG1Redraws(t *testing.T) {
 		t.Errorf("median redraw %.1f ms (budget 16 ms)", med)
 	}
 	tb.shot("26-huge-g1")
+}
+
+// scrubTimes moves the scrubber to n passes drawn at random (seeded) from
+// lo to hi and returns, for each, the time from the input event to the
+// pass view showing that pass's frames (data-ready at data-pass), plus the
+// next animation frame: the redraw a user waits for.
+func (tb *tab) scrubTimes(lo, hi, n int, seed uint64) []time.Duration {
+	tb.t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var out []time.Duration
+	for range n {
+		p := lo + rng.IntN(hi-lo+1)
+		ms := eval[float64](tb, fmt.Sprintf(`new Promise((resolve, reject) => {
+			const s = document.getElementById('pv-scrub');
+			const t0 = performance.now();
+			s.value = '%d';
+			s.dispatchEvent(new Event('input', {bubbles: true}));
+			const check = () => {
+				if (document.querySelector('#passview[data-ready][data-pass="%d"]')) {
+					requestAnimationFrame(() => resolve(performance.now() - t0));
+				} else if (performance.now() - t0 > 30000) {
+					reject(new Error('pass %d not shown within 30 s'));
+				} else {
+					requestAnimationFrame(check);
+				}
+			};
+			check();
+		})`, p, p, p))
+		out = append(out, time.Duration(ms*float64(time.Millisecond)))
+	}
+	return out
+}
+
+// median is the middle of ds (the mean of the two middle ones).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
