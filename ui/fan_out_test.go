@@ -40,9 +40,11 @@ func TestFanOut(t *testing.T) {
 			t.Errorf("run %d went to worker %d as %+v", k, p.w, r)
 		}
 	}
-	if a.Sweep.CanRun() {
-		t.Error("a sweep can start while the compare uses its workers")
+	a.SetView("sweep")
+	if a.Sweep.CanRun() || !strings.Contains(render(t, a), `id="sweep-wait"`) {
+		t.Error("a sweep can start while the compare uses its workers, or the page does not say why not")
 	}
+	a.SetView("run")
 	a.Deliver(fanReply(t, 1, proto.Reply{Type: proto.MsgProgress, ID: h.swept[1].msg.Req.ID, Progress: &proto.Progress{Done: 30, Total: 60}}, nil))
 	if a.Runs.ProgressMsg != "3 runs at once: 30 of 60 requests" {
 		t.Errorf("progress %q", a.Runs.ProgressMsg)

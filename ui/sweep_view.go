@@ -215,6 +215,14 @@ func (c *SweepView) CanRun() bool {
 	return !c.Running && c.page.Runs.fan == nil && c.WorkersErr == "" && (c.Source == SweepBuiltin || !c.page.Panel.Invalid())
 }
 
+// RunTitle explains the Run sweep button.
+func (c *SweepView) RunTitle() string {
+	if c.page.Runs.fan != nil {
+		return "the compare running in the Run view uses the sweep's workers"
+	}
+	return "run every point of the grid in the Web Workers"
+}
+
 // Run starts the sweep: the plan from worker 0, then the points.
 func (c *SweepView) Run() {
 	defer c.page.guard()
