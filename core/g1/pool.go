@@ -95,10 +95,8 @@ func (p *Pool) SetObserver(o Observer) { p.obs = o }
 type copyRange struct{ first, last int32 }
 
 // SizeIndex makes room in the identity index for about n identities, at
-// most a quarter of the pool's slots: a pool holds one index entry per
-// distinct identity it caches, and a full-size table (two slots per G1
-// block, 12 bytes each) would mostly stay empty; a pool that holds more
-// regrows it (a few times per run at most).
+// most a quarter of the pool's slots: the index holds pages only for the
+// identities the pool caches, and a pool that holds more grows it.
 func (p *Pool) SizeIndex(n int) {
 	p.copies.Reserve(min(n, len(p.slots)/4))
 }

@@ -133,16 +133,18 @@ type Size struct {
 // only its partial last block's tokens; docs/performance.md ("Dispatch
 // without token arrays")), so a token costs only its share of a
 // block-identity list; the identity-indexed tables of the G1 pools and G2
-// tiers hold one entry per identity they cache, so they are counted per
-// block of capacity, at the most slots a full table has (index.Map doubles
-// when half full: 2 to 4 slots per key).
+// tiers hold pages of 64 consecutive identities (index.Map), counted per
+// block of capacity with half of each page used (real runs fill 48 to 51 of
+// 64: docs/performance.md ("Identity-paged indexes")), plus a directory
+// entry per 64 identities in each table.
 const (
 	bytesPerToken    = 4.0 / 16      // a token's share of a block-identity list (int32 per 16-token block)
 	bytesPerSlot     = 4             // one int32 block-table slot
 	bytesPerGap      = 8             // one report.Gap
 	bytesPerIdentity = 16 + 2        // an identity trie node and its share of the origin runs and wide children
-	bytesPerG1Block  = 40 + 4 + 4*12 // a G1 slot, its free-list entry, its index entry (up to 4 slots of 12 bytes)
-	bytesPerG2Block  = 32 + 8 + 4*8  // a G2 entry, its policy bookkeeping, its index entry (up to 4 slots of 8 bytes)
+	bytesPerDirEntry = 4.0 / 64      // an identity's share of one table's page directory
+	bytesPerG1Block  = 40 + 4 + 2*8  // a G1 slot, its free-list entry, its index entry in a half-used page
+	bytesPerG2Block  = 32 + 8 + 2*4  // a G2 entry, its policy bookkeeping, its index entry in a half-used page
 )
 
 // bytesPerRequest is one request's fixed cost: its scheduler state, its
@@ -165,7 +167,7 @@ func (s *Size) MemoryBytes() float64 {
 		slots *= 2
 	}
 	return reqs*bytesPerRequest + s.GapRuns*bytesPerGap + s.Tokens*bytesPerToken + slots*bytesPerSlot +
-		s.Identities*bytesPerIdentity + s.G1Total*bytesPerG1Block +
+		s.Identities*(bytesPerIdentity+float64(s.Indexes)*bytesPerDirEntry) + s.G1Total*bytesPerG1Block +
 		s.G2Total*bytesPerG2Block
 }
 

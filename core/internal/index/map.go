@@ -1,65 +1,71 @@
 package index
 
-// Map is an open-addressing hash table (linear probing, backward-shift
-// deletion) from a nonnegative identity to a value. Its size follows the
-// keys it holds, not the identities a run can create: a G1 pool or G2 tier
-// holds at most its capacity of identities out of the millions a real trace
+import "math/bits"
+
+// Map is a table from a nonnegative identity to a value, held as pages of
+// pageKeys consecutive identities: a page exists while it holds a key, and
+// a directory by identity/pageKeys finds it. Its size follows the keys it
+// holds, not the identities a run can create: a G1 pool or G2 tier holds
+// at most its capacity of identities out of the millions a real trace
 // names (docs/performance.md ("Real traces (Mooncake conversation)")).
-// The zero Map is empty and ready to use; iteration (Range) is in slot
-// order, a function of the operations applied, so it is deterministic.
 //
-// A key and its value share a slot, so a lookup reads one cache line where
-// separate key and value arrays took two (the tables of a large G2 tier
-// are megabytes, and nearly every probe misses the cache).
+// The identities a pool or tier holds come in runs (a request's new blocks
+// are interned one after the other), so a request's blocks share a few
+// pages and a lookup costs one memory access where a hash table's probe
+// cost one cache miss per key (docs/performance.md ("Identity-paged
+// indexes")). A page left empty returns to a free list, so a long run
+// reuses pages instead of allocating them.
+//
+// The zero Map is empty and ready to use; Range visits keys in increasing
+// order.
 type Map[V any] struct {
-	slots []slot[V]
+	dir   []int32 // page number + 1 by key/pageKeys; 0: no page
+	pages []page[V]
+	free  []int32 // page numbers no key uses
 	n     int
-	shift uint // 64 - log2(len(slots))
 }
 
-type slot[V any] struct {
-	key int32 // None where the slot is empty
-	val V
+// pageKeys is the number of consecutive identities one page holds.
+const pageKeys = 64
+
+type page[V any] struct {
+	used uint64 // bit i: the page holds key base+i
+	vals [pageKeys]V
 }
 
-// minSlots is the smallest table a Map allocates.
-const minSlots = 16
-
-// Reserve sizes m so it holds n keys without growing.
+// Reserve makes room for pages that hold about n keys without growing
+// (consecutive keys share pages, so n/pageKeys pages, at least one).
 func (m *Map[V]) Reserve(n int) {
-	want := minSlots
-	for want < 2*n {
-		want *= 2
-	}
-	if want > len(m.slots) {
-		m.rehash(want)
+	want := n/pageKeys + 1
+	if want > cap(m.pages) {
+		grown := make([]page[V], len(m.pages), want)
+		copy(grown, m.pages)
+		m.pages = grown
 	}
 }
 
 // Len is the number of keys m holds.
 func (m *Map[V]) Len() int { return m.n }
 
-// home is k's first slot. Eight consecutive identities (a request's
-// blocks usually have consecutive ones) share a group of eight slots, so a
-// walk over a request's blocks touches few cache lines; the groups are
-// spread by Fibonacci hashing.
-func (m *Map[V]) home(k int32) int {
-	return int(uint64(uint32(k)>>3)*0x9e3779b97f4a7c15>>(m.shift+3))<<3 | int(k&7)
+// Pages is the number of pages in use (each pageKeys values and a word).
+func (m *Map[V]) Pages() int { return len(m.pages) - len(m.free) }
+
+// find returns k's page and bit, nil when k has no page.
+func (m *Map[V]) find(k int32) (*page[V], uint64) {
+	if k < 0 || int(k/pageKeys) >= len(m.dir) {
+		return nil, 0
+	}
+	p := m.dir[k/pageKeys]
+	if p == 0 {
+		return nil, 0
+	}
+	return &m.pages[p-1], 1 << (k % pageKeys)
 }
 
 // Get returns k's value and whether m holds k (never for a negative k).
 func (m *Map[V]) Get(k int32) (V, bool) {
-	if m.n > 0 && k >= 0 {
-		mask := len(m.slots) - 1
-		for i := m.home(k); ; i = (i + 1) & mask {
-			switch sl := &m.slots[i]; sl.key {
-			case k:
-				return sl.val, true
-			case None:
-				var zero V
-				return zero, false
-			}
-		}
+	if pg, bit := m.find(k); pg != nil && pg.used&bit != 0 {
+		return pg.vals[k%pageKeys], true
 	}
 	var zero V
 	return zero, false
@@ -67,108 +73,76 @@ func (m *Map[V]) Get(k int32) (V, bool) {
 
 // Set gives k (nonnegative) the value v.
 func (m *Map[V]) Set(k int32, v V) {
-	if 2*(m.n+1) > len(m.slots) {
-		m.rehash(max(minSlots, 2*len(m.slots)))
-	}
-	mask := len(m.slots) - 1
-	for i := m.home(k); ; i = (i + 1) & mask {
-		switch sl := &m.slots[i]; sl.key {
-		case k:
-			sl.val = v
-			return
-		case None:
-			sl.key, sl.val = k, v
-			m.n++
-			return
-		}
-	}
+	p, _ := m.Upsert(k)
+	*p = v
 }
 
 // Upsert returns a pointer to k's value (nonnegative k), inserting the
-// zero value when m does not hold k, and whether m held it: one probe where
-// Get then Set take two. It grows the table exactly when Set would, so a
-// sequence of operations leaves the same slot order either way. The
-// pointer is valid until m's next change.
+// zero value when m does not hold k, and whether m held it. The pointer is
+// valid until m's next change.
 func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
-	if 2*(m.n+1) > len(m.slots) {
-		m.rehash(max(minSlots, 2*len(m.slots)))
+	pg, bit := m.find(k)
+	if pg == nil {
+		pg, bit = m.newPage(k), 1<<(k%pageKeys)
 	}
-	mask := len(m.slots) - 1
-	for i := m.home(k); ; i = (i + 1) & mask {
-		switch sl := &m.slots[i]; sl.key {
-		case k:
-			return &sl.val, true
-		case None:
-			var zero V
-			sl.key, sl.val = k, zero
-			m.n++
-			return &sl.val, false
-		}
+	if pg.used&bit != 0 {
+		return &pg.vals[k%pageKeys], true
 	}
+	pg.used |= bit
+	m.n++
+	return &pg.vals[k%pageKeys], false
+}
+
+// newPage gives k's page a page, reusing a free one, and returns it.
+func (m *Map[V]) newPage(k int32) *page[V] {
+	d := int(k / pageKeys)
+	if d >= len(m.dir) {
+		m.dir = append(m.dir, make([]int32, d+1-len(m.dir))...)
+	}
+	var p int32
+	if f := len(m.free); f > 0 {
+		p, m.free = m.free[f-1], m.free[:f-1]
+	} else {
+		m.pages = append(m.pages, page[V]{})
+		p = int32(len(m.pages) - 1)
+	}
+	m.dir[d] = p + 1
+	return &m.pages[p]
 }
 
 // Delete removes k (nothing when m does not hold it).
 func (m *Map[V]) Delete(k int32) {
-	if m.n == 0 || k < 0 {
+	pg, bit := m.find(k)
+	if pg == nil || pg.used&bit == 0 {
 		return
 	}
-	mask := len(m.slots) - 1
-	i := m.home(k)
-	for ; m.slots[i].key != k; i = (i + 1) & mask {
-		if m.slots[i].key == None {
-			return
-		}
-	}
-	// Backward shift: move each later key of the probe run whose home
-	// does not lie cyclically in (i, j] into the hole.
-	for j := (i + 1) & mask; m.slots[j].key != None; j = (j + 1) & mask {
-		h := m.home(m.slots[j].key)
-		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			m.slots[i] = m.slots[j]
-			i = j
-		}
-	}
-	m.slots[i] = slot[V]{key: None}
+	var zero V
+	pg.used &^= bit
+	pg.vals[k%pageKeys] = zero
 	m.n--
+	if pg.used == 0 {
+		d := k / pageKeys
+		m.free = append(m.free, m.dir[d]-1)
+		m.dir[d] = 0
+	}
 }
 
-// Range calls f for every key and value, in slot order.
+// Range calls f for every key and value, in increasing key order.
 func (m *Map[V]) Range(f func(k int32, v V)) {
-	for i := range m.slots {
-		if sl := &m.slots[i]; sl.key != None {
-			f(sl.key, sl.val)
+	for d, p := range m.dir {
+		if p == 0 {
+			continue
+		}
+		pg := &m.pages[p-1]
+		for u := pg.used; u != 0; u &= u - 1 {
+			i := bits.TrailingZeros64(u)
+			f(int32(d*pageKeys+i), pg.vals[i])
 		}
 	}
 }
 
 // Clone returns an independent copy of m.
 func (m *Map[V]) Clone() Map[V] {
-	c := *m
-	c.slots = append([]slot[V](nil), m.slots...)
-	return c
-}
-
-func (m *Map[V]) rehash(slots int) {
-	old := m.slots
-	m.slots = make([]slot[V], slots)
-	for i := range m.slots {
-		m.slots[i].key = None
-	}
-	m.shift = 64
-	for s := slots; s > 1; s >>= 1 {
-		m.shift--
-	}
-	m.n = 0
-	mask := slots - 1
-	for _, sl := range old {
-		if sl.key == None {
-			continue
-		}
-		j := m.home(sl.key)
-		for m.slots[j].key != None {
-			j = (j + 1) & mask
-		}
-		m.slots[j] = sl
-		m.n++
-	}
+	return Map[V]{dir: append([]int32(nil), m.dir...), pages: append([]page[V](nil), m.pages...),
+		free: append([]int32(nil), m.free...), n: m.n}
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -52,15 +53,54 @@ func TestMapAgainstGoMap(t *testing.T) {
 		t.Error("zero Map is not empty")
 	}
 	empty.Delete(3)
-	empty.Reserve(100)
-	if len(empty.slots) != 256 {
-		t.Errorf("Reserve(100): %d slots, want 256", len(empty.slots))
+	empty.Reserve(1000)
+	if cap(empty.pages) != 1000/pageKeys+1 || empty.Len() != 0 {
+		t.Errorf("Reserve(1000): room for %d pages, want %d", cap(empty.pages), 1000/pageKeys+1)
+	}
+}
+
+// TestMapRangeOrderAndPages: Range visits keys in increasing order, a page
+// holds pageKeys consecutive keys, and emptied pages are reused.
+func TestMapRangeOrderAndPages(t *testing.T) {
+	var m Map[int32]
+	keys := []int32{500, 3, 64, 63, 0, 129}
+	for _, k := range keys {
+		m.Set(k, k*2)
+	}
+	if m.Pages() != 4 { // 0-63, 64-127, 128-191, 448-511
+		t.Errorf("%d pages for %v, want 4", m.Pages(), keys)
+	}
+	var got []int32
+	m.Range(func(k, v int32) {
+		if v != 2*k {
+			t.Errorf("Range: %d=%d", k, v)
+		}
+		got = append(got, k)
+	})
+	if want := []int32{0, 3, 63, 64, 129, 500}; !slices.Equal(got, want) {
+		t.Errorf("Range order %v, want %v", got, want)
+	}
+	for _, k := range keys {
+		m.Delete(k)
+	}
+	if m.Pages() != 0 || m.Len() != 0 {
+		t.Errorf("after deleting every key: %d pages, %d keys", m.Pages(), m.Len())
+	}
+	m.Set(1000, 1)
+	if len(m.pages) != 4 {
+		t.Errorf("a new page was allocated (%d pages) where 4 were free", len(m.pages))
+	}
+	if v, ok := m.Get(1000); !ok || v != 1 {
+		t.Errorf("Get(1000) = %d %v on a reused page", v, ok)
+	}
+	if _, ok := m.Get(1001); ok {
+		t.Error("a reused page kept an old key")
 	}
 }
 
 // TestMapUpsertEqualsGetSet applies the same random operations to two
-// maps, one through Get then Set and one through Upsert: the found flags,
-// the values and the slot layout (which fixes Range's order) must agree.
+// maps, one through Get then Set and one through Upsert: the found flags
+// and the contents must agree.
 func TestMapUpsertEqualsGetSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var a, b Map[int32]
@@ -80,13 +120,11 @@ func TestMapUpsertEqualsGetSet(t *testing.T) {
 			t.Fatalf("step %d: Upsert(%d) found %v, Get %v", step, k, found, ok)
 		}
 		if step%997 == 0 || step == 99999 {
-			if len(a.slots) != len(b.slots) || a.n != b.n {
-				t.Fatalf("step %d: %d/%d slots, %d/%d keys", step, len(a.slots), len(b.slots), a.n, b.n)
-			}
-			for i := range a.slots {
-				if a.slots[i] != b.slots[i] {
-					t.Fatalf("step %d: slot %d holds %d=%d and %d=%d", step, i, a.slots[i].key, a.slots[i].val, b.slots[i].key, b.slots[i].val)
-				}
+			var ka, kb []int32
+			a.Range(func(k, v int32) { ka = append(ka, k, v) })
+			b.Range(func(k, v int32) { kb = append(kb, k, v) })
+			if !slices.Equal(ka, kb) || a.Len() != b.Len() {
+				t.Fatalf("step %d: the maps differ", step)
 			}
 		}
 	}
