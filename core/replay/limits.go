@@ -138,13 +138,13 @@ type Size struct {
 // 64: docs/performance.md ("Identity-paged indexes")), plus a directory
 // entry per 64 identities in each table.
 const (
-	bytesPerToken    = 4.0 / 16      // a token's share of a block-identity list (int32 per 16-token block)
-	bytesPerSlot     = 4             // one int32 block-table slot
-	bytesPerGap      = 8             // one report.Gap
-	bytesPerIdentity = 16 + 2        // an identity trie node and its share of the origin runs and wide children
-	bytesPerDirEntry = 4.0 / 64      // an identity's share of one table's page directory
-	bytesPerG1Block  = 40 + 4 + 2*8  // a G1 slot, its free-list entry, its index entry in a half-used page
-	bytesPerG2Block  = 32 + 8 + 2*4  // a G2 entry, its policy bookkeeping, its index entry in a half-used page
+	bytesPerToken    = 4.0 / 16     // a token's share of a block-identity list (int32 per 16-token block)
+	bytesPerSlot     = 4            // one int32 block-table slot
+	bytesPerGap      = 8            // one report.Gap
+	bytesPerIdentity = 16 + 2       // an identity trie node and its share of the origin runs and wide children
+	bytesPerDirEntry = 4.0 / 64     // an identity's share of one table's page directory
+	bytesPerG1Block  = 40 + 4 + 2*8 // a G1 slot, its free-list entry, its index entry in a half-used page
+	bytesPerG2Block  = 32 + 8 + 2*4 // a G2 entry, its policy bookkeeping, its index entry in a half-used page
 )
 
 // bytesPerRequest is one request's fixed cost: its scheduler state, its
