@@ -52,7 +52,7 @@ type Origin struct {
 type Table struct {
 	hashes [][]uint64 // pageSize hashes each; the last may be partly used
 	cont   []uint64   // bit id: identity id+1 is id's first child
-	firsts [][]ID     // per page, nil until one of its identities has another first child
+	firsts [][]ID     // per page, nil until one of its identities has another first child; entries are ID+1 (0: none)
 	n      int        // identities created
 	runs   []originRun
 	roots  map[uint64]ID // the identities of block 0, by hash
@@ -115,7 +115,7 @@ func (t *Table) firstChild(parent ID) ID {
 		return parent + 1
 	}
 	if p := int(parent >> pageBits); p < len(t.firsts) && t.firsts[p] != nil {
-		return t.firsts[p][parent&(pageSize-1)]
+		return t.firsts[p][parent&(pageSize-1)] - 1
 	}
 	return None
 }
@@ -131,12 +131,11 @@ func (t *Table) setFirst(parent, id ID) {
 	}
 	pg := &t.firsts[parent>>pageBits]
 	if *pg == nil {
+		// Zero means none, so the page needs no filling and the memory
+		// of the entries never set is never touched.
 		*pg = make([]ID, pageSize)
-		for i := range *pg {
-			(*pg)[i] = None
-		}
 	}
-	(*pg)[parent&(pageSize-1)] = id
+	(*pg)[parent&(pageSize-1)] = id + 1
 }
 
 // Child returns the identity with hash h whose parent is parent (None for
