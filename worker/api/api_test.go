@@ -349,7 +349,7 @@ func TestBadRequests(t *testing.T) {
 			file: "config.yaml", line: 4, col: 20, path: "traffic.stop.requests"},
 		{name: "too many tokens", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 100000, output_tokens: 100}", "{requests: 500}")}), status: 422, kind: kindLimit,
-			msg:  "config.yaml:4:20: traffic.stop.requests: the run would need about 274.9 MiB of memory (500 requests, 50,050,000 tokens, 64 G1 and 0 G2 blocks), more than the limit of 64.0 MiB",
+			msg:  "config.yaml:4:20: traffic.stop.requests: the run would need about 275.7 MiB of memory (500 requests, 50,050,000 tokens, 64 G1 and 0 G2 blocks), more than the limit of 64.0 MiB",
 			file: "config.yaml", line: 4, col: 20, path: "traffic.stop.requests"},
 		{name: "too many request rows", method: "POST", url: "/api/replay", ct: "application/json",
 			body: js(map[string]any{"config": synthetic("{type: synthetic, input_tokens: 8, output_tokens: 2}", "{requests: 10001}"), "requests": true}), status: 422, kind: kindLimit,
