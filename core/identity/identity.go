@@ -10,7 +10,11 @@
 // (docs/model/record.md ("Names")).
 package identity
 
-import "sort"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // ID is a dense block identity, numbered from 0 in order of first sight.
 type ID int32
@@ -53,6 +57,7 @@ type Table struct {
 	hashes [][]uint64 // pageSize hashes each; the last may be partly used
 	cont   []uint64   // bit id: identity id+1 is id's first child
 	firsts [][]ID     // per page, nil until one of its identities has another first child; entries are ID+1 (0: none)
+	lent   []bool     // per firsts page: shared with a snapshot, so copied before a write (Snapshot)
 	n      int        // identities created
 	runs   []originRun
 	roots  map[uint64]ID // the identities of block 0, by hash
@@ -130,6 +135,10 @@ func (t *Table) setFirst(parent, id ID) {
 		t.firsts = append(t.firsts, nil)
 	}
 	pg := &t.firsts[parent>>pageBits]
+	if k := int(parent >> pageBits); k < len(t.lent) && t.lent[k] {
+		t.lent[k] = false
+		*pg = slices.Clone(*pg)
+	}
 	if *pg == nil {
 		// Zero means none, so the page needs no filling and the memory
 		// of the entries never set is never touched.
@@ -165,6 +174,27 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 	id := t.add(h, o)
 	t.kids[k] = id
 	return id
+}
+
+// Snapshot returns a table equal to t; later changes to either leave the
+// other as it was (an engine checkpoint's, docs/model/engine.md
+// ("Checkpoints")). What never changes once written is shared: the full
+// hash pages and the origin runs so far. First-child pages are shared
+// until either table writes one, which then copies it; the rest (the last
+// hash page, the first-child bits, the maps) is copied.
+func (t *Table) Snapshot() *Table {
+	s := &Table{n: t.n, hashes: slices.Clone(t.hashes), cont: slices.Clone(t.cont),
+		firsts: slices.Clone(t.firsts), runs: slices.Clip(t.runs),
+		roots: maps.Clone(t.roots), kids: maps.Clone(t.kids)}
+	if last := len(s.hashes) - 1; len(s.hashes[last]) < pageSize {
+		s.hashes[last] = append(make([]uint64, 0, cap(t.hashes[last])), t.hashes[last]...)
+	}
+	t.runs = slices.Clip(t.runs)
+	t.lent, s.lent = make([]bool, len(t.firsts)), make([]bool, len(t.firsts))
+	for k := range t.lent {
+		t.lent[k], s.lent[k] = t.firsts[k] != nil, t.firsts[k] != nil
+	}
+	return s
 }
 
 // Hash returns id's chained hash.

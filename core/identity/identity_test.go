@@ -1,13 +1,14 @@
 package identity_test
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
-
-	"github.com/kvsim/kvsim/core/trace"
 	"testing"
 
 	"github.com/kvsim/kvsim/core/identity"
+	"github.com/kvsim/kvsim/core/trace"
 )
 
 func tokens(v ...uint32) []uint32 { return v }
@@ -227,5 +228,88 @@ func TestTable_MatchesATrieByParentAndHash(t *testing.T) {
 	}
 	if tab.Len() != len(ref) {
 		t.Errorf("%d identities; the trie has %d", tab.Len(), len(ref))
+	}
+}
+
+// trieWorld drives a table with random sequences and checks it against a
+// plain map by parent and hash.
+type trieWorld struct {
+	tab  *identity.Table
+	ref  map[trieKey]identity.ID
+	seqs []identity.Sequence
+	toks [][]uint32
+}
+
+type trieKey struct {
+	parent identity.ID
+	hash   uint64
+}
+
+func (w *trieWorld) clone() *trieWorld {
+	c := &trieWorld{tab: w.tab.Snapshot(), ref: maps.Clone(w.ref), seqs: make([]identity.Sequence, len(w.seqs)), toks: make([][]uint32, len(w.toks))}
+	for i := range w.seqs {
+		c.seqs[i] = identity.Sequence{IDs: slices.Clone(w.seqs[i].IDs)}
+		c.seqs[i].Extend(c.tab, w.toks[i], 4, int32(i)) // restores the partial block
+		c.toks[i] = slices.Clone(w.toks[i])
+	}
+	return c
+}
+
+func (w *trieWorld) step(t *testing.T, rng *rand.Rand, name string) {
+	t.Helper()
+	const bs = 4
+	r := rng.IntN(len(w.seqs))
+	switch rng.IntN(4) {
+	case 0:
+		o := rng.IntN(len(w.seqs))
+		w.toks[r] = append([]uint32(nil), w.toks[o][:rng.IntN(len(w.toks[o])+1)]...)
+		w.seqs[r] = identity.Sequence{}
+	case 1:
+		for range rng.IntN(40) {
+			w.toks[r] = append(w.toks[r], uint32(rng.IntN(3)))
+		}
+	default:
+		w.toks[r] = append(w.toks[r], uint32(rng.IntN(1000)))
+	}
+	w.seqs[r].Extend(w.tab, w.toks[r], bs, int32(r))
+	parent, last := identity.None, identity.Root
+	for j, id := range w.seqs[r].IDs {
+		h := identity.Chain(last, w.toks[r][j*bs:(j+1)*bs])
+		want, ok := w.ref[trieKey{parent, h}]
+		if !ok {
+			want = identity.ID(len(w.ref))
+			w.ref[trieKey{parent, h}] = want
+		}
+		if id != want || w.tab.Hash(id) != h {
+			t.Fatalf("%s: sequence %d, block %d: identity %d; a trie by parent and hash gives %d", name, r, j, id, want)
+		}
+		parent, last = id, h
+	}
+}
+
+// A snapshot and its table go on independently: each still matches its own
+// trie after the other created identities (first-child pages shared until
+// written, the last hash page copied).
+func TestTable_SnapshotsGoOnIndependently(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	w := &trieWorld{tab: identity.NewTable(16), ref: map[trieKey]identity.ID{}, seqs: make([]identity.Sequence, 40), toks: make([][]uint32, 40)}
+	var snaps []*trieWorld
+	for w.tab.Len() < 3*65536 {
+		w.step(t, rng, "table")
+		if rng.IntN(3000) == 0 {
+			snaps = append(snaps, w.clone())
+		}
+	}
+	if len(snaps) < 3 {
+		t.Fatalf("only %d snapshots", len(snaps))
+	}
+	for k, s := range snaps {
+		n := s.tab.Len()
+		for s.tab.Len() < n+20000 {
+			s.step(t, rng, fmt.Sprintf("snapshot %d", k))
+		}
+	}
+	for range 20000 {
+		w.step(t, rng, "table after the snapshots went on")
 	}
 }
