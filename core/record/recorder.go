@@ -31,6 +31,8 @@ type Recorder struct {
 	// in it (NewWindowRecorder); ranges is nil for a whole record.
 	win    Window
 	ranges []PassRange
+	// pending: the window is set later (NewPendingRecorder).
+	pending bool
 }
 
 // A PassRange is the passes of one rank a window holds, From to To
@@ -129,6 +131,8 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
 		slots: make([]slotRec, capacity), keep: PassRange{From: 1, To: math.MaxInt}}
 	switch {
+	case rr.pending:
+		r.keep = pendingRange
 	case rr.ranges != nil:
 		r.keep = none
 		if r.idx < len(rr.ranges) {

@@ -41,6 +41,11 @@ type Job struct {
 	// passes (engine.Options.NoFastForward): the same reports, slower;
 	// for comparisons and measurements.
 	NoFastForward bool
+	// Checkpoints, when set, records a pass window stopped after it
+	// (Capture.StopAfterWindow) from the nearest engine snapshot before
+	// the window, and keeps the snapshots taken on the way for the next
+	// job of the same config and workload (the page's pass view).
+	Checkpoints *Checkpoints
 	// NoShard runs one engine where the run could be split across several
 	// (docs/model/engine.md ("Sharded runs")): the same reports, on one
 	// processor.
@@ -294,7 +299,9 @@ func (job *Job) execute(cfg *config.Config, wl *trace.Workload, size Size, note 
 	var res *Result
 	var err error
 	engines := 1
-	if n := shards(cfg, wl, opts); n > 1 && !job.NoShard {
+	if rr != nil && usable(job, wl) {
+		res, rr, err = job.Checkpoints.run(cfg, wl, opts, job.Capture.Window, ranges)
+	} else if n := shards(cfg, wl, opts); n > 1 && !job.NoShard {
 		var split bool
 		if res, split, err = runSplit(cfg, wl, opts, n); split {
 			engines = n

@@ -100,10 +100,7 @@ func RunWith(cfg *config.Config, wl *trace.Workload, opts engine.Options) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Engine: e, Records: e.Records, Stats: e.RunStats(), RankPasses: e.MostRankPasses()}
-	res.Summary = report.Summarize(e.Records, e.Dispatched(), res.Stats)
-	res.Summary.Agentic = agenticReport(cfg, e)
-	return res, nil
+	return result(cfg, e), nil
 }
 
 // agenticReport copies the engine's snapshot, warmup and profile evidence

@@ -1,0 +1,80 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kvsim/kvsim/core/record"
+)
+
+// BenchmarkCheckpointWindows moves a pass window of 2,000 passes to 20
+// random places of the Mooncake conversation trace (docs/performance.md,
+// "Scrubbing from checkpoints"), the way the page's pass view does, with
+// one Checkpoints kept across the moves. It reports the median and the
+// worst move after the first, the first one (which takes the snapshots on
+// its way), and the heap the snapshots hold. The trace is not in the
+// repository: set KVSIM_MOONCAKE to its conversation.yaml, and
+// KVSIM_MOONCAKE_SETS to an override (the G2 tier) if wanted.
+func BenchmarkCheckpointWindows(b *testing.B) {
+	path := os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	files := func(name string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, name)) }
+	var sets []string
+	if s := os.Getenv("KVSIM_MOONCAKE_SETS"); s != "" {
+		sets = []string{s}
+	}
+	job := Job{Name: path, Dir: dir, Config: data, Sets: sets, Traces: Traces{Files: files}, Workloads: NewWorkloads()}
+	const width, moves = 2000, 20
+	for range b.N {
+		cps := NewCheckpoints()
+		job.Checkpoints = cps
+		rng := rand.New(rand.NewPCG(1, 2))
+		var times []time.Duration
+		most := 216000 // about rank 0's passes; windows past a rank's end record less
+		for i := range moves {
+			from := 1 + rng.IntN(most-width)
+			win, err := record.ParseWindow(fmt.Sprintf("%d:%d", from, from+width-1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			job.Capture = Capture{Passes: true, Window: win, StopAfterWindow: true}
+			t0 := time.Now()
+			if _, err := Run(job); err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(t0)
+			if i == 0 {
+				b.ReportMetric(d.Seconds()*1000, "ms-first")
+				continue
+			}
+			times = append(times, d)
+		}
+		slices.Sort(times)
+		b.ReportMetric(times[len(times)/2].Seconds()*1000, "ms/move-median")
+		b.ReportMetric(times[len(times)-1].Seconds()*1000, "ms/move-worst")
+		var with, without runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&with)
+		n := len(cps.snaps)
+		cps.snaps = nil
+		runtime.GC()
+		runtime.ReadMemStats(&without)
+		b.ReportMetric(float64(n), "snapshots")
+		b.ReportMetric(float64(cps.Taken+cps.Restored), "copies")
+		b.ReportMetric(float64(int64(with.HeapAlloc)-int64(without.HeapAlloc))/float64(n)/(1<<20), "MiB/snapshot")
+	}
+}
