@@ -14,8 +14,8 @@ import (
 // NewCopier returns the copier a checkpoint uses: the config and the
 // workload are shared (a run never changes them) and the identity table
 // is copied by its own Snapshot, which shares what it never rewrites
-// (docs/model/engine.md ("Checkpoints")). Callers add rules for the
-// observer's types (record.Checkpointable).
+// (docs/model/engine.md ("Checkpoints")). The observer is copied like the
+// rest (a pending record.Recorder holds little).
 func NewCopier() *deepcopy.Copier {
 	c := &deepcopy.Copier{}
 	c.Share(reflect.TypeFor[config.Config]())
@@ -42,7 +42,7 @@ func (e *Engine) Checkpointable() error {
 // Snapshot returns a copy of e that runs on independently: a checkpoint.
 // It is taken between two instants (from Options.Stop, or after RunUntil
 // returned). The copy has no Stop or Progress callback (Resume sets them);
-// its observer is its own copy of e's, which c must know how to copy.
+// its observer is its own copy of e's.
 func (e *Engine) Snapshot(c *deepcopy.Copier) (*Engine, error) {
 	if err := e.Checkpointable(); err != nil {
 		return nil, err

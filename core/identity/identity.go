@@ -197,6 +197,17 @@ func (t *Table) Snapshot() *Table {
 	return s
 }
 
+// SnapshotBytes is about what a snapshot of t comes to hold alone: the
+// first-child pages it shares, which the table copies as it writes them
+// (most, over a long run), its first-child bits and its last hash page.
+func (t *Table) SnapshotBytes() int64 {
+	n := int64(len(t.cont))*8 + pageSize*8
+	for _, pg := range t.firsts {
+		n += int64(len(pg)) * 4
+	}
+	return n
+}
+
 // Hash returns id's chained hash.
 func (t *Table) Hash(id ID) uint64 { return t.hashes[id>>pageBits][id&(pageSize-1)] }
 

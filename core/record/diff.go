@@ -227,21 +227,21 @@ func (s *side) advance(p int) {
 	rl := s.r.ranks[s.rank]
 	if s.g1 == nil {
 		s.g1 = s.r.g1At(s.rank, p).clone()
-		s.g1pos = rl.passes[p-1].g1End
+		s.g1pos = rl.pass(p).g1End
 		if s.dom != nil {
-			s.g2pos = rl.passes[p-1].g2End
+			s.g2pos = rl.pass(p).g2End
 			s.g2 = s.r.g2At(s.r.Domain[s.rank], s.g2pos)
 		}
 		s.pass = p
 		return
 	}
 	for q := s.pass + 1; q <= p; q++ {
-		for end := rl.passes[q-1].g1End; s.g1pos < end; s.g1pos++ {
+		for end := rl.pass(q).g1End; s.g1pos < end; s.g1pos++ {
 			s.g1.apply(rl.g1.at(s.g1pos), int32(q))
 		}
 	}
 	if s.dom != nil {
-		for end := rl.passes[p-1].g2End; s.g2pos < end; s.g2pos++ {
+		for end := rl.pass(p).g2End; s.g2pos < end; s.g2pos++ {
 			s.g2.apply(s.dom.ops.at(s.g2pos))
 		}
 	}
@@ -307,9 +307,9 @@ func (s *side) evictions(p int) []tierIdx {
 	rl := s.r.ranks[s.rank]
 	from := 0
 	if p > 1 {
-		from = rl.passes[p-2].evEnd
+		from = rl.pass(p - 1).evEnd
 	}
-	for i := from; i < rl.passes[p-1].evEnd; i++ {
+	for i := from; i < rl.pass(p).evEnd; i++ {
 		e := rl.events.at(i)
 		kind, b := e.kind, e.a
 		if kind&kindDecoded != 0 {
@@ -415,9 +415,9 @@ func (w *differ) sameChanges(p int) bool {
 	span := func(rl *rankLog, end func(*passEntry) int) (int, int) {
 		from := 0
 		if p > 1 {
-			from = end(&rl.passes[p-2])
+			from = end(rl.pass(p - 1))
 		}
-		return from, end(&rl.passes[p-1])
+		return from, end(rl.pass(p))
 	}
 	g1End := func(pe *passEntry) int { return pe.g1End }
 	fa, ta := span(a, g1End)

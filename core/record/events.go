@@ -113,9 +113,9 @@ func (r *Record) events(rank, pass int) []Event {
 	rl := r.ranks[rank]
 	from := 0
 	if pass > 1 {
-		from = rl.passes[pass-2].evEnd
+		from = rl.pass(pass - 1).evEnd
 	}
-	to := rl.passes[pass-1].evEnd
+	to := rl.pass(pass).evEnd
 	out := make([]Event, 0, to-from)
 	for i := from; i < to; i++ {
 		e := rl.events.at(i)

@@ -92,12 +92,12 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 	}
 	var order []lineRef
 	for ri, rl := range r.ranks {
-		for p := range rl.passes {
-			order = append(order, lineRef{ri, p + 1})
+		for p := rl.skipped + 1; p <= rl.lines(); p++ {
+			order = append(order, lineRef{ri, p})
 		}
 	}
 	sort.Slice(order, func(i, j int) bool {
-		return r.ranks[order[i].rank].passes[order[i].pass-1].seq < r.ranks[order[j].rank].passes[order[j].pass-1].seq
+		return r.ranks[order[i].rank].pass(order[i].pass).seq < r.ranks[order[j].rank].pass(order[j].pass).seq
 	})
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
@@ -138,7 +138,7 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 	for _, ref := range order {
 		ri, p := ref.rank, ref.pass
 		rl := r.ranks[ri]
-		pe := &rl.passes[p-1]
+		pe := rl.pass(p)
 		in := win.has(pe, p) && p >= r.FirstPass(ri)
 		if !in && win.past(pe, p) {
 			// This rank's later passes are all past the window too.
@@ -235,7 +235,7 @@ func (r *Record) WriteWindow(w io.Writer, win Window) error {
 	if kept == 0 && (len(order) > 0 || r.lines > 0) {
 		lines, last := r.lines, r.lastEnd
 		if lines == 0 {
-			lines, last = len(order), r.ranks[order[len(order)-1].rank].passes[order[len(order)-1].pass-1].end
+			lines, last = len(order), r.ranks[order[len(order)-1].rank].pass(order[len(order)-1].pass).end
 		}
 		return fmt.Errorf("the window %s holds no pass of the run (%s passes, the last ending at %v ms)",
 			win.Spec, numfmt.Thousands(int64(lines)), float64(last))
@@ -482,8 +482,8 @@ func Decode(rd io.Reader) (*Record, error) {
 			}
 			continue
 		}
-		if ln.Pass != len(rl.passes)+1 {
-			return nil, fmt.Errorf("passes.jsonl:%d: worker %d rank %d: pass %d follows pass %d", n, ln.Worker, ln.Rank, ln.Pass, len(rl.passes))
+		if ln.Pass != rl.lines()+1 {
+			return nil, fmt.Errorf("passes.jsonl:%d: worker %d rank %d: pass %d follows pass %d", n, ln.Worker, ln.Rank, ln.Pass, rl.lines())
 		}
 		for _, c := range ln.G1Changes {
 			d, err := rec.decodeSlot(c, reqOf)
@@ -588,6 +588,12 @@ func (rec *Record) decodeBase(ri int, ln *line, reqOf map[string]int32, based ma
 		}
 		g2End = dl.ops.len()
 	}
+	if ln.Pass > 0 && rl.lines() == 0 {
+		// Only the last placeholder is read (rankLog.skipped).
+		rl.skipped = ln.Pass - 1
+		rl.passes = append(rl.passes, passEntry{g2End: g2End, seq: -1})
+		return nil
+	}
 	for range ln.Pass {
 		rl.passes = append(rl.passes, passEntry{g2End: g2End, seq: -1})
 	}
@@ -643,8 +649,8 @@ func (rec *Record) buildCheckpoints() {
 		st := newG1State(rec.G1Capacity[ri])
 		st.restore(&rl.ckpts[0].st)
 		pos := 0
-		for p := rl.ckpts[0].pass + 1; p <= len(rl.passes); p++ {
-			for ; pos < rl.passes[p-1].g1End; pos++ {
+		for p := rl.ckpts[0].pass + 1; p <= rl.lines(); p++ {
+			for ; pos < rl.pass(p).g1End; pos++ {
 				st.apply(rl.g1.at(pos), int32(p))
 			}
 			if pos-rl.lastCkpt >= checkpointEvery*rec.G1Capacity[ri] {

@@ -69,6 +69,24 @@ type rankLog struct {
 	// ran counts the passes the rank ran, stored or not (a live windowed
 	// record stores none after its window).
 	ran int
+	// skipped is how many placeholders before the window are not kept:
+	// passes[i] is pass skipped+i+1. Only the last placeholder is read
+	// (the base line's ends), so a window at pass 200,000 keeps one
+	// entry before it rather than 199,999 of 80 bytes.
+	skipped int
+}
+
+// lines is the rank's passes, placeholders included.
+func (rl *rankLog) lines() int { return rl.skipped + len(rl.passes) }
+
+// pass is pass p's entry (from 1). A placeholder not kept reads as the
+// one kept after it: the same ends, so nothing happened between them (as
+// a decoded windowed record has it).
+func (rl *rankLog) pass(p int) *passEntry {
+	if p <= rl.skipped {
+		return &rl.passes[0]
+	}
+	return &rl.passes[p-1-rl.skipped]
 }
 
 type passEntry struct {
@@ -175,8 +193,8 @@ func (r *Record) Request(i int32) string {
 
 // NumPasses is the number of passes rank ran (passes count from 1).
 func (r *Record) NumPasses(rank int) int {
-	n := len(r.ranks[rank].passes)
-	if n > 0 && r.ranks[rank].passes[n-1].final {
+	n := r.ranks[rank].lines()
+	if n > 0 && r.ranks[rank].pass(n).final {
 		n--
 	}
 	return n
@@ -190,7 +208,7 @@ func (r *Record) RunPasses(rank int) int {
 
 // NumLines is NumPasses plus one when changes trail the rank's last pass
 // (its passes.jsonl then ends with a "final" line for the run end).
-func (r *Record) NumLines(rank int) int { return len(r.ranks[rank].passes) }
+func (r *Record) NumLines(rank int) int { return r.ranks[rank].lines() }
 
 // RankIndex returns the index of (worker, rank), or -1.
 func (r *Record) RankIndex(worker, rank int) int {
@@ -226,9 +244,9 @@ func (r *Record) EventKinds(rank, pass int, out []string) []string {
 	rl := r.ranks[rank]
 	from := 0
 	if pass > 1 {
-		from = rl.passes[pass-2].evEnd
+		from = rl.pass(pass - 1).evEnd
 	}
-	for i := from; i < rl.passes[pass-1].evEnd; i++ {
+	for i := from; i < rl.pass(pass).evEnd; i++ {
 		e := rl.events.at(i)
 		if e.kind&kindDecoded != 0 {
 			out = append(out, r.pub[e.a].Kind)
@@ -260,7 +278,7 @@ func (r *Record) SeekInto(rank, pass int, snap *Snapshot) error {
 }
 
 func (r *Record) seekInto(rank, pass int, snap *Snapshot) {
-	pe := &r.ranks[rank].passes[pass-1]
+	pe := r.ranks[rank].pass(pass)
 	snap.Info = r.info(rank, pass)
 	snap.G1 = r.g1At(rank, pass).slots(snap.G1)
 	snap.Events = r.events(rank, pass)
@@ -271,7 +289,7 @@ func (r *Record) seekInto(rank, pass int, snap *Snapshot) {
 }
 
 func (r *Record) info(rank, pass int) PassInfo {
-	pe := &r.ranks[rank].passes[pass-1]
+	pe := r.ranks[rank].pass(pass)
 	var sc []Scheduled
 	for x := range r.sched.entries(pe.schedOff, pe.schedLen) {
 		sc = append(sc, Scheduled{Request: r.Request(x.req), Tokens: int(x.tokens), Prefill: int(x.prefill)})
@@ -300,7 +318,7 @@ func (r *Record) g1At(rank, pass int) *g1State {
 	st.restore(&c.st)
 	pos := c.pos
 	for p := c.pass + 1; p <= pass; p++ {
-		end := rl.passes[p-1].g1End
+		end := rl.pass(p).g1End
 		for ; pos < end; pos++ {
 			st.apply(rl.g1.at(pos), int32(p))
 		}
@@ -337,7 +355,7 @@ type Stats struct {
 func (r *Record) Stats() Stats {
 	var s Stats
 	for _, rl := range r.ranks {
-		s.Passes += len(rl.passes)
+		s.Passes += rl.lines()
 		s.Changes += rl.g1.len()
 		s.Bytes += int64(rl.g1.len()) * 12
 		for _, c := range rl.ckpts {

@@ -179,12 +179,12 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 // on reports whether the rank's changes now are stored: those of its next
 // pass, when that pass is in the rank's window.
 func (r *rankRec) on() bool {
-	p := len(r.log.passes) + 1
+	p := r.log.lines() + 1
 	return p >= r.keep.From && p <= r.keep.To
 }
 
 // past reports whether the rank is past its window (or has none).
-func (r *rankRec) past() bool { return len(r.log.passes) >= r.keep.To }
+func (r *rankRec) past() bool { return r.log.lines() >= r.keep.To }
 
 // Past tells whether every rank has run the last pass of its window, so
 // that nothing the run does after can change the record: a windowed
@@ -204,7 +204,7 @@ func (rr *Recorder) Past() bool {
 // domain, when no other rank started it, starts from the live tier.
 func (r *rankRec) startWindow() {
 	rl := r.log
-	n := len(rl.passes)
+	n := rl.lines()
 	if n > 0 {
 		rl.first = n + 1
 		rl.ckpts = []g1Ckpt{{pass: n, pos: rl.g1.len(), st: r.compact()}}
@@ -250,7 +250,7 @@ func (rr *Recorder) PassEnd(rk *engine.Rank, res *scheduler.PassResult, groupEnd
 	}
 	r.closePass(pe)
 	if rr.LiveCheck != nil && in {
-		rr.LiveCheck(r.idx, len(r.log.passes))
+		rr.LiveCheck(r.idx, r.log.lines())
 	}
 }
 
@@ -272,14 +272,21 @@ func (r *rankRec) closePass(pe passEntry) {
 	if !pe.final {
 		rl.ran++
 	}
-	if len(rl.passes) >= r.keep.To {
+	if rl.lines() >= r.keep.To {
 		return
 	}
-	rl.passes = append(rl.passes, pe)
+	if rl.lines()+1 < r.keep.From && len(rl.passes) == 1 {
+		// Before the window only the last placeholder is read (the
+		// base line's ends): it replaces the one before.
+		rl.passes[0] = pe
+		rl.skipped++
+	} else {
+		rl.passes = append(rl.passes, pe)
+	}
 	capacity := r.pool.Capacity()
 	if r.g1n-rl.lastCkpt >= checkpointEvery*capacity {
 		if in {
-			rl.ckpts = append(rl.ckpts, g1Ckpt{pass: len(rl.passes), pos: rl.g1.len(), st: r.compact()})
+			rl.ckpts = append(rl.ckpts, g1Ckpt{pass: rl.lines(), pos: rl.g1.len(), st: r.compact()})
 		}
 		rl.lastCkpt = r.g1n
 	}
@@ -287,7 +294,7 @@ func (r *rankRec) closePass(pe passEntry) {
 		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.snapshot()})
 		d.log.lastCkpt = d.log.ops.len()
 	}
-	if len(rl.passes)+1 == r.keep.From {
+	if rl.lines()+1 == r.keep.From {
 		r.startWindow()
 	}
 }
@@ -313,8 +320,8 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 			now := e.Now()
 			r.closePass(passEntry{start: now, computeStart: now, end: now, final: true})
 		}
-		if rl := r.log; rl.first == 0 && len(rl.passes) > 0 && len(rl.passes) < r.keep.From {
-			rl.first = len(rl.passes) + 1 // the run ended before the window: placeholders only
+		if rl := r.log; rl.first == 0 && rl.lines() > 0 && rl.lines() < r.keep.From {
+			rl.first = rl.lines() + 1 // the run ended before the window: placeholders only
 		}
 	}
 }
@@ -333,7 +340,7 @@ func (r *rankRec) SlotChanged(slot int32) {
 	}
 	sr := &r.slots[slot]
 	if sr.code != code || sr.block != d.block {
-		sr.since = int32(len(r.log.passes) + 1)
+		sr.since = int32(r.log.lines() + 1)
 	}
 	r.count[sr.code]--
 	r.count[code]++

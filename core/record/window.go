@@ -134,12 +134,12 @@ func (r *Record) checkPass(rank, pass int) error {
 		return fmt.Errorf("no rank %d (the record has %d)", rank, len(r.ranks))
 	}
 	rl := r.ranks[rank]
-	if first := r.FirstPass(rank); pass < first && pass >= 1 && pass <= len(rl.passes) {
+	if first := r.FirstPass(rank); pass < first && pass >= 1 && pass <= rl.lines() {
 		return fmt.Errorf("rank %d: pass %d is before the window this record keeps (--capture-window %s: passes %d to %d)",
-			rank, pass, r.window, first, len(rl.passes))
+			rank, pass, r.window, first, rl.lines())
 	}
-	if pass < 1 || pass > len(rl.passes) {
-		return fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, len(rl.passes), pass)
+	if pass < 1 || pass > rl.lines() {
+		return fmt.Errorf("rank %d has passes 1 to %d; no pass %d", rank, rl.lines(), pass)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package replay
 import (
 	"cmp"
 	"encoding/json"
+	"math"
+	"slices"
 	"sync"
 
 	"github.com/kvsim/kvsim/core/config"
@@ -18,31 +20,30 @@ import (
 // windows are recorded (docs/model/engine.md ("Checkpoints")), so that
 // recording a window far into the run starts from the nearest snapshot
 // before it instead of from the first pass. The page's pass view keeps one
-// per loaded job: moving the window back costs at most the distance
-// between two snapshots; moving it forward past the last one runs on from
-// there, taking more. A Checkpoints serves one config and workload at a
-// time; another drops what it holds. It is safe for concurrent use (jobs
-// wait for each other).
+// per loaded job. Every run toward a window takes snapshots on its way,
+// spaced so that copying costs a fraction of running, and the store keeps
+// those that leave the smallest gaps: windows that come back to a part of
+// the run find a snapshot near them. A Checkpoints serves one config and
+// workload at a time; another drops what it holds. It is safe for
+// concurrent use (jobs wait for each other).
 type Checkpoints struct {
 	mu  sync.Mutex
 	key string
 	wl  *trace.Workload
-	// snaps are in run order, every group passes apart (doubled each
-	// time their number passes Max); ended says the run ran out after the
-	// last one, so there are no more to take.
+	// snaps are in run order.
 	snaps []checkpoint
-	every int64
-	ended bool
-	// Max is the most snapshots kept (DefaultCheckpoints when 0); Every
-	// the group passes between the first ones (DefaultEvery when 0).
+	size  int64 // the bytes the first snapshot holds
+	// Max is the most snapshots kept (DefaultCheckpoints when 0).
 	// MaxBytes, when set, lowers Max to what fits: the bytes the first
-	// snapshot copied (deepcopy.Copier.Copied; the identity table's share
-	// and the recorder's placeholders aside) times the snapshots kept stay
-	// under it, keeping at least two.
+	// snapshot holds (what deepcopy copied, and the identity table's
+	// share: identity.Table.SnapshotBytes) times the snapshots kept stay
+	// under it, keeping at least two. Every, when set, is the group passes
+	// between the snapshots a run takes; by default they are
+	// DefaultEvery apart until the first one's size is known, then
+	// that size over CopyBytesPerPass.
 	Max      int
-	Every    int64
 	MaxBytes int64
-	size     int64 // the bytes of the first snapshot
+	Every    int64
 	// Taken counts the snapshots taken, Restored the runs served from one
 	// (tests and measurements).
 	Taken, Restored int
@@ -57,8 +58,17 @@ type checkpoint struct {
 // DefaultCheckpoints is Checkpoints.Max when unset.
 const DefaultCheckpoints = 8
 
-// DefaultEvery is Checkpoints.Every when unset.
+// DefaultEvery is the group passes before the first snapshot (Every unset).
 const DefaultEvery = 4096
+
+// CopyBytesPerPass spaces snapshots by their size (Every unset): one is
+// taken every size/CopyBytesPerPass group passes. Copying the Mooncake
+// conversation run's engine (22 MB copied, about 39 MB held) costs about
+// what running 45,000 of its group passes does (68 ms against 1.5 µs a
+// pass, natively), so 200 bytes a pass spaces its snapshots about 200,000
+// group passes apart and keeps their copying near a quarter of the run's
+// time.
+const CopyBytesPerPass = 200
 
 // NewCheckpoints returns an empty store.
 func NewCheckpoints() *Checkpoints { return &Checkpoints{} }
@@ -116,7 +126,7 @@ func (c *Checkpoints) match(cfg *config.Config, wl *trace.Workload, opts engine.
 		return
 	}
 	clear(c.snaps)
-	c.key, c.wl, c.snaps, c.every, c.ended, c.size = key, wl, nil, 0, false, 0
+	c.key, c.wl, c.snaps, c.size = key, wl, nil, 0
 }
 
 // firsts is each rank's first pass of the window (math.MaxInt for a rank
@@ -147,52 +157,18 @@ func before(passes []int, first func(int) int) bool {
 	return true
 }
 
-// start returns an engine, with a pending recorder, before every rank's
-// first pass of the window: a copy of the last snapshot before it, or,
-// when that is the last one and the run goes on, the run taken on from it
-// (or from the start) until a rank is two passes before the window, taking
-// snapshots on the way.
+// start returns an engine, with a pending recorder, with every rank at
+// least two passes before its first pass of the window (before): a copy
+// of the last snapshot before it, or a new engine, run on toward the
+// window until a rank is two passes before it (recorded runs move a rank
+// at most one pass an instant, so every rank is still before its window
+// then) or the run ends, taking snapshots on the way.
 func (c *Checkpoints) start(cfg *config.Config, wl *trace.Workload, opts engine.Options, first func(int) int) (*engine.Engine, error) {
-	k := len(c.snaps) - 1
-	for k >= 0 && !before(c.snaps[k].passes, first) {
-		k--
-	}
-	if k >= 0 && (k < len(c.snaps)-1 || c.ended) {
-		c.Restored++
-		return c.restore(k)
-	}
-	var e *engine.Engine
-	var err error
-	if k >= 0 {
-		c.Restored++
-		e, err = c.restore(k)
-	} else {
-		opts.Observer, opts.Stop = record.NewPendingRecorder(), nil
-		e, err = engine.New(cfg, wl, opts)
-	}
+	k := c.last(first)
+	e, err := c.from(cfg, wl, opts, k)
 	if err != nil {
 		return nil, err
 	}
-	return c.extend(cfg, wl, e, opts, first)
-}
-
-// restore returns a copy of snapshot k.
-func (c *Checkpoints) restore(k int) (*engine.Engine, error) {
-	return c.snaps[k].e.Snapshot(copier())
-}
-
-// extend runs e on, taking snapshots, until a rank is two passes before
-// its window (or the run ends): a rank runs at most one pass an instant
-// when the run is recorded, so every rank is still before its window then; it returns e then, or a copy of the last
-// snapshot before the window when another rank went past its first pass.
-func (c *Checkpoints) extend(cfg *config.Config, wl *trace.Workload, e *engine.Engine, opts engine.Options, first func(int) int) (*engine.Engine, error) {
-	if c.every == 0 {
-		c.every = cmp.Or(c.Every, DefaultEvery)
-	}
-	next := e.Passes + c.every
-	var snapErr error
-	// near: a rank is two passes before its first, or the engine is
-	// fresh (a window from pass 1 starts before the first event).
 	near := func() bool {
 		for i, p := range e.RankPassesRun() {
 			if p+2 >= first(i) {
@@ -202,15 +178,17 @@ func (c *Checkpoints) extend(cfg *config.Config, wl *trace.Workload, e *engine.E
 		return false
 	}
 	if near() {
-		return e, nil
+		return e, nil // a fresh engine for a window from pass 1, or a snapshot just before
 	}
+	next := e.Passes + c.gap()
+	var snapErr error
 	e.Resume(func() bool {
 		if e.Passes >= next {
 			if err := c.take(e); err != nil {
 				snapErr = err
 				return true
 			}
-			next = e.Passes + c.every
+			next = e.Passes + c.gap()
 		}
 		return near()
 	}, opts.Progress)
@@ -220,25 +198,49 @@ func (c *Checkpoints) extend(cfg *config.Config, wl *trace.Workload, e *engine.E
 	if snapErr != nil {
 		return nil, snapErr
 	}
-	if !e.Stopped() {
-		c.ended = true
-	}
 	if before(e.RankPassesRun(), first) {
 		return e, nil
 	}
+	// A rank moved more than one pass in an instant: go back to what is
+	// surely before the window.
+	return c.from(cfg, wl, opts, c.last(first))
+}
+
+// last is the index of the last snapshot before every rank's first pass
+// of the window (-1: none).
+func (c *Checkpoints) last(first func(int) int) int {
 	k := len(c.snaps) - 1
 	for k >= 0 && !before(c.snaps[k].passes, first) {
 		k--
 	}
+	return k
+}
+
+// from returns a copy of snapshot k, or a new engine with a pending
+// recorder when k is -1.
+func (c *Checkpoints) from(cfg *config.Config, wl *trace.Workload, opts engine.Options, k int) (*engine.Engine, error) {
 	if k >= 0 {
-		return c.restore(k)
+		c.Restored++
+		return c.snaps[k].e.Snapshot(copier())
 	}
 	opts.Observer, opts.Stop = record.NewPendingRecorder(), nil
 	return engine.New(cfg, wl, opts)
 }
 
-// take adds a snapshot of e, thinning the snapshots to every other one
-// (and doubling their distance) when they are more than Max.
+// gap is the group passes between two snapshots a run takes.
+func (c *Checkpoints) gap() int64 {
+	switch {
+	case c.Every > 0:
+		return c.Every
+	case c.size == 0:
+		return DefaultEvery
+	}
+	return max(DefaultEvery, c.size/CopyBytesPerPass)
+}
+
+// take adds a snapshot of e in run order; over the limit, it drops the
+// one (never the last) whose neighbours are closest, so the gaps stay
+// even.
 func (c *Checkpoints) take(e *engine.Engine) error {
 	cp := copier()
 	s, err := e.Snapshot(cp)
@@ -247,19 +249,22 @@ func (c *Checkpoints) take(e *engine.Engine) error {
 	}
 	c.Taken++
 	if c.size == 0 {
-		c.size = max(cp.Copied(), 1)
+		c.size = max(cp.Copied()+e.Identities().SnapshotBytes(), 1)
 	}
-	c.snaps = append(c.snaps, checkpoint{e: s, passes: e.RankPassesRun(), group: e.Passes})
-	if len(c.snaps) > c.limit() {
-		kept := c.snaps[:0]
-		for i, s := range c.snaps {
-			if i%2 == 1 {
-				kept = append(kept, s)
+	at, _ := slices.BinarySearchFunc(c.snaps, e.Passes, func(x checkpoint, g int64) int { return cmp.Compare(x.group, g) })
+	c.snaps = slices.Insert(c.snaps, at, checkpoint{e: s, passes: e.RankPassesRun(), group: e.Passes})
+	for len(c.snaps) > c.limit() {
+		drop, span := 0, int64(math.MaxInt64)
+		for i := range len(c.snaps) - 1 {
+			prev := int64(0)
+			if i > 0 {
+				prev = c.snaps[i-1].group
+			}
+			if d := c.snaps[i+1].group - prev; d < span {
+				drop, span = i, d
 			}
 		}
-		clear(c.snaps[len(kept):])
-		c.snaps = kept
-		c.every *= 2
+		c.snaps = slices.Delete(c.snaps, drop, drop+1)
 	}
 	return nil
 }
@@ -274,11 +279,7 @@ func (c *Checkpoints) limit() int {
 }
 
 // copier copies an engine whose observer is a pending recorder.
-func copier() *deepcopy.Copier {
-	cp := engine.NewCopier()
-	record.AddCopyRules(cp)
-	return cp
-}
+func copier() *deepcopy.Copier { return engine.NewCopier() }
 
 // result is the Result of a finished (or stopped) engine, as RunWith
 // makes it.

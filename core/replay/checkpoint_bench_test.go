@@ -16,10 +16,11 @@ import (
 
 // BenchmarkCheckpointWindows moves a pass window of 2,000 passes to 20
 // random places of the Mooncake conversation trace (docs/performance.md,
-// "Scrubbing from checkpoints"), the way the page's pass view does, with
-// one Checkpoints kept across the moves. It reports the median and the
-// worst move after the first, the first one (which takes the snapshots on
-// its way), and the heap the snapshots hold. The trace is not in the
+// "Scrubbing from checkpoints"), the way the page's pass view does: each
+// move from the first pass (from-start), or with one Checkpoints kept
+// across the moves (checkpoints). It reports the median and the worst move
+// after the first, the first one (which takes the snapshots on its way),
+// and the heap the snapshots hold. The trace is not in the
 // repository: set KVSIM_MOONCAKE to its conversation.yaml, and
 // KVSIM_MOONCAKE_SETS to an override (the G2 tier) if wanted.
 func BenchmarkCheckpointWindows(b *testing.B) {
@@ -38,10 +39,20 @@ func BenchmarkCheckpointWindows(b *testing.B) {
 		sets = []string{s}
 	}
 	job := Job{Name: path, Dir: dir, Config: data, Sets: sets, Traces: Traces{Files: files}, Workloads: NewWorkloads()}
+	for _, use := range []bool{false, true} {
+		name := map[bool]string{false: "from-start", true: "checkpoints"}[use]
+		b.Run(name, func(b *testing.B) { benchWindows(b, job, use) })
+	}
+}
+
+func benchWindows(b *testing.B, job Job, use bool) {
 	const width, moves = 2000, 20
 	for range b.N {
 		cps := NewCheckpoints()
 		job.Checkpoints = cps
+		if !use {
+			job.Checkpoints = nil
+		}
 		rng := rand.New(rand.NewPCG(1, 2))
 		var times []time.Duration
 		most := 216000 // about rank 0's passes; windows past a rank's end record less
@@ -66,6 +77,9 @@ func BenchmarkCheckpointWindows(b *testing.B) {
 		slices.Sort(times)
 		b.ReportMetric(times[len(times)/2].Seconds()*1000, "ms/move-median")
 		b.ReportMetric(times[len(times)-1].Seconds()*1000, "ms/move-worst")
+		if !use {
+			continue
+		}
 		var with, without runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&with)
