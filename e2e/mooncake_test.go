@@ -402,7 +402,7 @@ func TestMooncakeFull(t *testing.T) {
 	scrub := tb.scrubTimes(1, 2000, 20, 3)
 	rng := rand.New(rand.NewPCG(4, 1))
 	var moves []time.Duration
-	for range 3 {
+	for range 8 {
 		from := 1 + rng.IntN(200000) // the longest rank runs 215,667 passes
 		runs := tb.runs()
 		tb.typeInto("pv-from", strconv.Itoa(from))
@@ -412,7 +412,12 @@ func TestMooncakeFull(t *testing.T) {
 		tb.pvReady(from)
 		moves = append(moves, time.Since(click))
 	}
-	t.Logf("scrub to 20 random passes of the window: median %v, slowest %v; window moves %v", median(scrub).Round(time.Millisecond),
-		slices.Max(scrub).Round(time.Millisecond), moves)
-	writeMeasure(t, "mooncake whole trace", fmt.Sprintf("scrub median %d ms (20 passes), window moves %v", median(scrub).Milliseconds(), moves))
+	// The first move takes the checkpoints the others start from
+	// (docs/ui.md, "Window moves from checkpoints").
+	later := slices.Clone(moves[1:])
+	t.Logf("scrub to 20 random passes of the window: median %v, slowest %v; window moves %v (after the first: median %v, slowest %v)",
+		median(scrub).Round(time.Millisecond), slices.Max(scrub).Round(time.Millisecond), moves,
+		median(later).Round(time.Millisecond), slices.Max(later).Round(time.Millisecond))
+	writeMeasure(t, "mooncake whole trace", fmt.Sprintf("scrub median %d ms (20 passes), window moves %v, after the first median %d ms",
+		median(scrub).Milliseconds(), moves, median(later).Milliseconds()))
 }

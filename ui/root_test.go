@@ -297,8 +297,15 @@ func TestPassViewWindow(t *testing.T) {
 			t.Errorf("from %q: %q, running %v", bad, a.Runs.Passes.FromErr, a.Runs.Running)
 		}
 	}
+	// A worker above the retire threshold but below MoveRetireFactor
+	// times it keeps its checkpoints of these results for the move.
+	restarts := h.restarts
+	a.Runs.WorkerMem = DefaultRetireBytes + 1
 	a.Runs.Passes.TypeFrom("150,000")
 	a.Runs.Passes.ShowFrom()
+	if h.restarts != restarts || a.Runs.Retired != 0 {
+		t.Errorf("the window move retired a worker of %d bytes", DefaultRetireBytes+1)
+	}
 	run := h.last()
 	if run.Op != proto.OpRun || run.Run == nil || run.Run.FromPass != 150_000 || !a.Runs.Running {
 		t.Fatalf("show from 150,000 posted %+v", run)

@@ -136,7 +136,7 @@ func (c *RunView) runPasses(from int) {
 		return
 	}
 	c.RunErr = ""
-	c.retire()
+	c.retire(MoveRetireFactor)
 	spec := *c.resultsMsg.Req.Run
 	spec.FromPass, spec.PassesOnly = from, true
 	c.jobID = c.page.nextID()
@@ -183,7 +183,7 @@ func (c *RunView) run(from int) {
 	if vs == nil {
 		return
 	}
-	c.retire()
+	c.retire(1)
 	c.jobID = c.page.nextID()
 	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
 	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg), FromPass: from,
@@ -201,10 +201,17 @@ func (c *RunView) run(from int) {
 // ceiling).
 const DefaultRetireBytes = 256 << 20
 
+// MoveRetireFactor: before a window move of the shown results (runPasses)
+// the run worker may hold this many times the retire threshold. Its
+// engine checkpoints of those results (docs/ui.md, "Window moves from
+// checkpoints") are what makes the move fast, and a fresh worker has none.
+const MoveRetireFactor = 2
+
 // retire replaces the run worker before a run when its memory is above
-// the threshold; the shown results' files and passes go with it.
-func (c *RunView) retire() {
-	if retireLarge(c.page.host, &c.WorkerMem, &c.Retired, c.page.host.RestartWorker) {
+// the threshold (times factor); the shown results' files and passes go
+// with it.
+func (c *RunView) retire(factor int64) {
+	if retireLarge(factor*c.page.host.RetireBytes(), &c.WorkerMem, &c.Retired, c.page.host.RestartWorker) {
 		c.WorkerReady = false
 		c.Passes.lost()
 	}
@@ -212,11 +219,12 @@ func (c *RunView) retire() {
 
 // retireLarge is the rule for every worker (the run worker, and each
 // sweep worker before its next job): when *mem, the wasm memory the
-// worker last reported, is above Host.RetireBytes, restart replaces the
+// worker last reported, is above limit (Host.RetireBytes, or a multiple
+// of it for a window move), restart replaces the
 // worker, *retired counts it and *mem starts again from 0. It tells
 // whether the worker was replaced.
-func retireLarge(h Host, mem *int64, retired *int, restart func()) bool {
-	if *mem <= h.RetireBytes() {
+func retireLarge(limit int64, mem *int64, retired *int, restart func()) bool {
+	if *mem <= limit {
 		return false
 	}
 	restart()

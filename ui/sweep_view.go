@@ -435,7 +435,7 @@ func (c *SweepView) noteMem(w int, mem int64) {
 // (it is idle: it is called before the worker's next job).
 func (c *SweepView) retire(w int) {
 	if w < len(c.mem) {
-		retireLarge(c.page.host, &c.mem[w], &c.Retired, func() { c.page.host.RestartSweepWorker(w) })
+		retireLarge(c.page.host.RetireBytes(), &c.mem[w], &c.Retired, func() { c.page.host.RestartSweepWorker(w) })
 	}
 }
 

@@ -55,8 +55,10 @@ type job struct {
 	fanOut func()
 
 	// workloads shares the trace's workload between the variants of a
-	// run (run sets it).
-	workloads *replay.Workloads
+	// run (run sets it); checkpoints are each variant's engine snapshots
+	// when the job keeps the pass view's window only (scrub).
+	workloads   *replay.Workloads
+	checkpoints []*replay.Checkpoints
 
 	// check: a trace to validate
 	Text      string
@@ -169,9 +171,11 @@ func (j *job) run(progress progressFunc) []runOut {
 		vs = []proto.Variant{{}}
 	}
 	out := make([]runOut, len(vs))
-	j.workloads = replay.NewWorkloads()
-	defer func() { j.workloads = nil }()
-	if j.FanOut && len(vs) > 1 && j.fanOut != nil {
+	fanOut := j.FanOut && len(vs) > 1 && j.fanOut != nil
+	if j.PassesOnly || fanOut {
+		j.workloads, j.checkpoints = j.scrubState(len(vs))
+	}
+	if fanOut && !j.PassesOnly {
 		// A compare whose records keep a window: the page runs each
 		// run in a worker of its own for the results, and this worker
 		// keeps only the pass view's window of each (docs/ui.md,
@@ -182,6 +186,14 @@ func (j *job) run(progress progressFunc) []runOut {
 			j.fanOut()
 		}
 	}
+	if !j.PassesOnly {
+		dropScrub() // this run's workloads stay with it
+		j.checkpoints = nil
+		if j.workloads == nil {
+			j.workloads = replay.NewWorkloads()
+		}
+	}
+	defer func() { j.workloads, j.checkpoints = nil, nil }()
 	for i, v := range vs {
 		// The last run's engine (or the last job's, which serve freed) is
 		// garbage now: collect it before this run allocates its own. On
@@ -216,6 +228,9 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 		}
 	}()
 	job := j.replayJob(v)
+	if i < len(j.checkpoints) {
+		job.Checkpoints = j.checkpoints[i]
+	}
 	if progress != nil {
 		job.Progress = func(done, total int) { progress(i, done, total) }
 	}

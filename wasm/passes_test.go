@@ -302,16 +302,22 @@ func TestRecordLimitFromPass(t *testing.T) {
 // stops each run once every rank has run the window's last pass, keeps
 // the record the whole run keeps of that window (the same passes.jsonl,
 // the same frames), answers no results, and marks its meta Stopped; a
-// window that reaches the run's end runs whole.
+// window that reaches the run's end runs whole. The moves, back and
+// forth, run from the checkpoints the earlier ones took (scrub).
 func TestPassesOnlyWindow(t *testing.T) {
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true
 	j.Variants = append(j.Variants, proto.Variant{Label: "y", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}})
 	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 2600}}"}
 	ran := j.run(nil)[0].Record.RunPasses(0)
-	for _, from := range []int{ran / 3, ran - 100} {
+	froms := []int{ran / 3, ran - 100, ran / 5, ran - 300}
+	wholes := map[int][]runOut{}
+	for _, from := range froms {
 		j.FromPass, j.PassesOnly = from, false
-		whole := j.run(nil)
+		wholes[from] = j.run(nil)
+	}
+	for _, from := range froms {
+		whole := wholes[from]
 		run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: j.Variants, FromPass: from, PassesOnly: true}
 		r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 9, Run: run}, nil, nil)
 		if r.Error != nil || r.Result == nil || len(r.Result.Passes) != 2 {
@@ -345,6 +351,14 @@ func TestPassesOnlyWindow(t *testing.T) {
 		if m := r.Result.Passes[0].Ranks[0]; stops && m.Ran >= ran {
 			t.Errorf("from %d: ran %d passes of %d; the run did not stop", from, m.Ran, ran)
 		}
+	}
+	taken, restored := 0, 0
+	for _, c := range scrub.cps {
+		taken, restored = taken+c.Taken, restored+c.Restored
+	}
+	t.Logf("%d passes on rank 0; checkpoints: %d taken, %d runs from one", ran, taken, restored)
+	if len(scrub.cps) != 2 || taken == 0 || restored < 1 {
+		t.Errorf("the window moves kept %d stores, took %d checkpoints and ran %d times from one", len(scrub.cps), taken, restored)
 	}
 }
 
