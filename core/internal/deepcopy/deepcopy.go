@@ -19,19 +19,23 @@
 package deepcopy
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
 	"unsafe"
 )
 
 // A Copier holds the rules of a copy; its zero value copies everything.
-// It is not safe for concurrent use.
+// It is not safe for concurrent use. Reusing one for copies of the same
+// kind of graph saves working out each type's layout again and sizes the
+// next copy's tables from the last.
 type Copier struct {
 	shared map[reflect.Type]bool
 	custom map[reflect.Type]func(unsafe.Pointer) unsafe.Pointer
-	plans  map[reflect.Type][]leaf
+	infos  map[reflect.Type]*info
 	copied int64
+	last   int // regions of the last copy
 }
 
 // Copied is the bytes the last Copy allocated for its copies of pointees
@@ -46,7 +50,7 @@ func (c *Copier) Share(t reflect.Type) {
 		c.shared = map[reflect.Type]bool{}
 	}
 	c.shared[t] = true
-	c.plans = nil
+	c.infos = nil
 }
 
 // Custom makes f copy every t reached through a pointer: f gets the
@@ -57,25 +61,25 @@ func (c *Copier) Custom(t reflect.Type, f func(unsafe.Pointer) unsafe.Pointer) {
 		c.custom = map[reflect.Type]func(unsafe.Pointer) unsafe.Pointer{}
 	}
 	c.custom[t] = f
-	c.plans = nil
+	c.infos = nil
 }
 
 // Copy returns a copy of root and of everything it reaches (see the
 // package comment), or an error naming what could not be copied.
 func Copy[T any](c *Copier, root T) (T, error) {
-	t := reflect.TypeFor[T]()
-	s := &copying{c: c, scanned: map[regionKey]int{}, maps: map[unsafe.Pointer]reflect.Value{},
-		customs: map[unsafe.Pointer]unsafe.Pointer{}}
+	var zero T
+	t := c.info(reflect.TypeFor[T]())
+	s := &copying{c: c, scanned: make(map[regionKey]int, c.last), regions: make([]region, 0, c.last),
+		maps: map[unsafe.Pointer]reflect.Value{}, customs: map[unsafe.Pointer]unsafe.Pointer{}}
 	old := new(T)
 	*old = root
 	s.walk(unsafe.Pointer(old), t, s.scan)
 	s.drain()
 	if s.err != nil {
-		var zero T
 		return zero, s.err
 	}
+	c.last = len(s.regions)
 	if err := s.merge(); err != nil {
-		var zero T
 		return zero, err
 	}
 	s.copyRegions()
@@ -83,10 +87,24 @@ func Copy[T any](c *Copier, root T) (T, error) {
 	*out = root
 	s.walk(unsafe.Pointer(out), t, s.fix)
 	if s.err != nil {
-		var zero T
 		return zero, s.err
 	}
 	return *out, nil
+}
+
+// info is what a copy needs to know of a type, worked out once per
+// Copier: its rules, its size, what its pointers and slices point to, and
+// its plan (the words of its layout that may point somewhere).
+type info struct {
+	t       reflect.Type
+	kind    reflect.Kind
+	size    uintptr
+	shared  bool
+	custom  func(unsafe.Pointer) unsafe.Pointer
+	elem    *info        // a pointer's, slice's or array's element
+	slice   reflect.Type // []t, for the copies of regions of t
+	plan    []leaf
+	planned bool
 }
 
 // A leaf is a word of a type's layout that may point somewhere: a
@@ -94,68 +112,79 @@ func Copy[T any](c *Copier, root T) (T, error) {
 // long array of values holding such words, or a custom type held by value.
 type leaf struct {
 	off uintptr
-	t   reflect.Type
+	t   *info
 }
 
-// plan is t's leaves, in memory order; nil when t points nowhere the copy
-// must follow.
-func (c *Copier) plan(t reflect.Type) []leaf {
-	if p, ok := c.plans[t]; ok {
-		return p
+// info returns t's info, its plan not worked out yet (planOf).
+func (c *Copier) info(t reflect.Type) *info {
+	if in, ok := c.infos[t]; ok {
+		return in
 	}
-	if c.plans == nil {
-		c.plans = map[reflect.Type][]leaf{}
+	if c.infos == nil {
+		c.infos = map[reflect.Type]*info{}
 	}
-	var p []leaf
-	c.flatten(t, 0, &p)
-	c.plans[t] = p
-	return p
+	in := &info{t: t, kind: t.Kind(), size: t.Size(), shared: c.shared[t], custom: c.custom[t]}
+	c.infos[t] = in // before its element's: a type may point to itself
+	switch in.kind {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		in.elem = c.info(t.Elem())
+	}
+	return in
+}
+
+// planOf is in's leaves, in memory order; nil when a value of in's type
+// points nowhere the copy must follow.
+func (c *Copier) planOf(in *info) []leaf {
+	if !in.planned {
+		in.planned = true
+		c.flatten(in, 0, &in.plan)
+	}
+	return in.plan
 }
 
 // shortArray is the longest array whose elements' leaves are listed one by
 // one in a plan; a longer one is a leaf walked element by element.
 const shortArray = 8
 
-func (c *Copier) flatten(t reflect.Type, off uintptr, p *[]leaf) {
-	if c.shared[t] {
+func (c *Copier) flatten(in *info, off uintptr, p *[]leaf) {
+	switch {
+	case in.shared:
+		return
+	case in.custom != nil:
+		*p = append(*p, leaf{off, in})
 		return
 	}
-	if _, ok := c.custom[t]; ok {
-		*p = append(*p, leaf{off, t})
-		return
-	}
-	switch t.Kind() {
+	switch in.kind {
 	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		*p = append(*p, leaf{off, t})
+		*p = append(*p, leaf{off, in})
 	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			c.flatten(f.Type, off+f.Offset, p)
+		for i := range in.t.NumField() {
+			f := in.t.Field(i)
+			c.flatten(c.info(f.Type), off+f.Offset, p)
 		}
 	case reflect.Array:
-		ep := c.plan(t.Elem())
-		switch {
-		case len(ep) == 0 || t.Len() == 0:
-		case t.Len() <= shortArray:
-			for i := range t.Len() {
+		ep := c.planOf(in.elem)
+		switch n := in.t.Len(); {
+		case len(ep) == 0 || n == 0:
+		case n <= shortArray:
+			for i := range n {
 				for _, l := range ep {
-					*p = append(*p, leaf{off + uintptr(i)*t.Elem().Size() + l.off, l.t})
+					*p = append(*p, leaf{off + uintptr(i)*in.elem.size + l.off, l.t})
 				}
 			}
 		default:
-			*p = append(*p, leaf{off, t})
+			*p = append(*p, leaf{off, in})
 		}
 	}
 }
 
-// walk calls f for each leaf of the t at p, long arrays element by element.
-func (s *copying) walk(p unsafe.Pointer, t reflect.Type, f func(unsafe.Pointer, reflect.Type)) {
-	for _, l := range s.c.plan(t) {
+// walk calls f for each leaf of the in at p, long arrays element by element.
+func (s *copying) walk(p unsafe.Pointer, in *info, f func(unsafe.Pointer, *info)) {
+	for _, l := range s.c.planOf(in) {
 		q := unsafe.Add(p, l.off)
-		if l.t.Kind() == reflect.Array && s.c.custom[l.t] == nil {
-			et, size := l.t.Elem(), l.t.Elem().Size()
-			for i := range l.t.Len() {
-				s.walk(unsafe.Add(q, uintptr(i)*size), et, f)
+		if l.t.kind == reflect.Array && l.t.custom == nil {
+			for i := range l.t.t.Len() {
+				s.walk(unsafe.Add(q, uintptr(i)*l.t.elem.size), l.t.elem, f)
 			}
 			continue
 		}
@@ -182,7 +211,8 @@ type copying struct {
 // backing array up to its capacity.
 type region struct {
 	start unsafe.Pointer
-	elem  reflect.Type
+	end   uintptr
+	elem  *info
 	n     int
 	from  int            // the first element still to scan (todo)
 	copy  unsafe.Pointer // the copy's start (outers)
@@ -190,10 +220,8 @@ type region struct {
 
 type regionKey struct {
 	start unsafe.Pointer
-	elem  reflect.Type
+	elem  *info
 }
-
-func (r region) end() uintptr { return uintptr(r.start) + uintptr(r.n)*r.elem.Size() }
 
 func (s *copying) fail(format string, args ...any) {
 	if s.err == nil {
@@ -201,41 +229,42 @@ func (s *copying) fail(format string, args ...any) {
 	}
 }
 
-// scan notes the regions the leaf at p of type t points to.
-func (s *copying) scan(p unsafe.Pointer, t reflect.Type) {
+// scan notes the regions the leaf at p of type in points to.
+func (s *copying) scan(p unsafe.Pointer, in *info) {
 	if s.err != nil {
 		return
 	}
-	if s.c.custom[t] != nil {
-		s.fail("%v held by value has a custom copy", t)
+	if in.custom != nil {
+		s.fail("%v held by value has a custom copy", in.t)
 		return
 	}
-	switch t.Kind() {
+	switch in.kind {
 	case reflect.Pointer:
-		s.pointee(*(*unsafe.Pointer)(p), t.Elem())
+		s.pointee(*(*unsafe.Pointer)(p), in.elem)
 	case reflect.Slice:
 		h := (*sliceHeader)(p)
 		if h.cap > 0 {
-			s.region(h.data, t.Elem(), h.cap)
+			s.region(h.data, in.elem, h.cap)
 		}
 	case reflect.Map:
-		s.scanMap(p, t)
+		s.scanMap(p, in)
 	case reflect.Interface:
-		v := reflect.NewAt(t, p).Elem()
+		v := reflect.NewAt(in.t, p).Elem()
 		if v.IsNil() {
 			return
 		}
 		d := v.Elem()
-		if d.Kind() == reflect.Pointer {
-			s.pointee(d.UnsafePointer(), d.Type().Elem())
-		} else if len(s.c.plan(d.Type())) > 0 {
-			tmp := reflect.New(d.Type())
+		dt := s.c.info(d.Type())
+		if dt.kind == reflect.Pointer {
+			s.pointee(d.UnsafePointer(), dt.elem)
+		} else if len(s.c.planOf(dt)) > 0 {
+			tmp := reflect.New(dt.t)
 			tmp.Elem().Set(d)
-			s.walk(tmp.UnsafePointer(), d.Type(), s.scan)
+			s.walk(tmp.UnsafePointer(), dt, s.scan)
 		}
 	default: // func, chan, unsafe pointer
 		if *(*unsafe.Pointer)(p) != nil {
-			s.fail("cannot copy a %v", t)
+			s.fail("cannot copy a %v", in.t)
 		}
 	}
 }
@@ -246,12 +275,12 @@ type sliceHeader struct {
 }
 
 // pointee notes the region of a pointer to an elem.
-func (s *copying) pointee(q unsafe.Pointer, elem reflect.Type) {
+func (s *copying) pointee(q unsafe.Pointer, elem *info) {
 	switch {
-	case q == nil || s.c.shared[elem] || elem.Size() == 0:
-	case s.c.custom[elem] != nil:
+	case q == nil || elem.shared || elem.size == 0:
+	case elem.custom != nil:
 		if _, ok := s.customs[q]; !ok {
-			s.customs[q] = s.c.custom[elem](q)
+			s.customs[q] = elem.custom(q)
 		}
 	default:
 		s.region(q, elem, 1)
@@ -259,12 +288,12 @@ func (s *copying) pointee(q unsafe.Pointer, elem reflect.Type) {
 }
 
 // region notes n elems from start, to be scanned (drain) and copied.
-func (s *copying) region(start unsafe.Pointer, elem reflect.Type, n int) {
-	if s.c.shared[elem] || elem.Size() == 0 {
+func (s *copying) region(start unsafe.Pointer, elem *info, n int) {
+	if elem.shared || elem.size == 0 {
 		return
 	}
-	if s.c.custom[elem] != nil {
-		s.fail("%v held by value has a custom copy", elem)
+	if elem.custom != nil {
+		s.fail("%v held by value has a custom copy", elem.t)
 		return
 	}
 	k := regionKey{start, elem}
@@ -273,9 +302,9 @@ func (s *copying) region(start unsafe.Pointer, elem reflect.Type, n int) {
 		return
 	}
 	s.scanned[k] = n
-	r := region{start: start, elem: elem, n: n, from: done}
+	r := region{start: start, end: uintptr(start) + uintptr(n)*elem.size, elem: elem, n: n, from: done}
 	s.regions = append(s.regions, r)
-	if len(s.c.plan(elem)) > 0 {
+	if len(s.c.planOf(elem)) > 0 {
 		s.todo = append(s.todo, r)
 	}
 }
@@ -286,15 +315,14 @@ func (s *copying) drain() {
 	for len(s.todo) > 0 && s.err == nil {
 		r := s.todo[len(s.todo)-1]
 		s.todo = s.todo[:len(s.todo)-1]
-		size := r.elem.Size()
 		for i := r.from; i < r.n; i++ {
-			s.walk(unsafe.Add(r.start, uintptr(i)*size), r.elem, s.scan)
+			s.walk(unsafe.Add(r.start, uintptr(i)*r.elem.size), r.elem, s.scan)
 		}
 	}
 }
 
 // scanMap notes a map, and scans its keys and values.
-func (s *copying) scanMap(p unsafe.Pointer, t reflect.Type) {
+func (s *copying) scanMap(p unsafe.Pointer, in *info) {
 	m := *(*unsafe.Pointer)(p)
 	if m == nil {
 		return
@@ -303,13 +331,13 @@ func (s *copying) scanMap(p unsafe.Pointer, t reflect.Type) {
 		return
 	}
 	s.maps[m] = reflect.Value{}
-	kt, vt := t.Key(), t.Elem()
-	kw, vw := len(s.c.plan(kt)) > 0, len(s.c.plan(vt)) > 0
+	kt, vt := s.c.info(in.t.Key()), s.c.info(in.t.Elem())
+	kw, vw := len(s.c.planOf(kt)) > 0, len(s.c.planOf(vt)) > 0
 	if !kw && !vw {
 		return
 	}
-	tk, tv := reflect.New(kt), reflect.New(vt)
-	for it := reflect.NewAt(t, p).Elem().MapRange(); it.Next(); {
+	tk, tv := reflect.New(kt.t), reflect.New(vt.t)
+	for it := reflect.NewAt(in.t, p).Elem().MapRange(); it.Next(); {
 		if kw {
 			tk.Elem().SetIterKey(it)
 			s.walk(tk.UnsafePointer(), kt, s.scan)
@@ -324,17 +352,16 @@ func (s *copying) scanMap(p unsafe.Pointer, t reflect.Type) {
 // merge sorts the regions and keeps those no other holds, refusing two
 // that overlap without one holding the other.
 func (s *copying) merge() error {
-	sort.Slice(s.regions, func(i, j int) bool {
-		a, b := s.regions[i], s.regions[j]
-		if a.start != b.start {
-			return uintptr(a.start) < uintptr(b.start)
+	slices.SortFunc(s.regions, func(a, b region) int {
+		if c := cmp.Compare(uintptr(a.start), uintptr(b.start)); c != 0 {
+			return c
 		}
-		return a.end() > b.end()
+		return cmp.Compare(b.end, a.end)
 	})
 	for _, r := range s.regions {
-		if k := len(s.outers) - 1; k >= 0 && uintptr(r.start) < s.outers[k].end() {
-			if o := s.outers[k]; r.end() > o.end() {
-				return fmt.Errorf("deepcopy: %d %v overlap %d %v without either holding the other", r.n, r.elem, o.n, o.elem)
+		if k := len(s.outers) - 1; k >= 0 && uintptr(r.start) < s.outers[k].end {
+			if o := s.outers[k]; r.end > o.end {
+				return fmt.Errorf("deepcopy: %d %v overlap %d %v without either holding the other", r.n, r.elem.t, o.n, o.elem.t)
 			}
 			continue
 		}
@@ -350,70 +377,80 @@ func (s *copying) copyRegions() {
 	s.c.copied = 0
 	for i := range s.outers {
 		o := &s.outers[i]
-		s.c.copied += int64(o.n) * int64(o.elem.Size())
-		dst := reflect.MakeSlice(reflect.SliceOf(o.elem), o.n, o.n)
+		s.c.copied += int64(o.end - uintptr(o.start))
+		if o.elem.slice == nil {
+			o.elem.slice = reflect.SliceOf(o.elem.t)
+		}
+		dst := reflect.MakeSlice(o.elem.slice, o.n, o.n)
 		src := sliceHeader{o.start, o.n, o.n}
-		reflect.Copy(dst, reflect.NewAt(reflect.SliceOf(o.elem), unsafe.Pointer(&src)).Elem())
+		reflect.Copy(dst, reflect.NewAt(o.elem.slice, unsafe.Pointer(&src)).Elem())
 		o.copy = dst.UnsafePointer()
 	}
 	for _, o := range s.outers {
-		if len(s.c.plan(o.elem)) == 0 {
+		if len(s.c.planOf(o.elem)) == 0 {
 			continue
 		}
-		size := o.elem.Size()
 		for i := range o.n {
-			s.walk(unsafe.Add(o.copy, uintptr(i)*size), o.elem, s.fix)
+			s.walk(unsafe.Add(o.copy, uintptr(i)*o.elem.size), o.elem, s.fix)
 		}
 	}
 }
 
 // moved is where the copy holds what the original held at q.
 func (s *copying) moved(q unsafe.Pointer) unsafe.Pointer {
-	i := sort.Search(len(s.outers), func(i int) bool { return uintptr(s.outers[i].start) > uintptr(q) }) - 1
-	if i < 0 || uintptr(q) >= s.outers[i].end() {
-		s.fail("internal error: %p is in no region", q)
-		return q
+	lo, hi := 0, len(s.outers) // the first outer starting after q
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if uintptr(s.outers[m].start) <= uintptr(q) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return unsafe.Add(s.outers[i].copy, uintptr(q)-uintptr(s.outers[i].start))
+	if i := lo - 1; i >= 0 && uintptr(q) < s.outers[i].end {
+		return unsafe.Add(s.outers[i].copy, uintptr(q)-uintptr(s.outers[i].start))
+	}
+	s.fail("internal error: %p is in no region", q)
+	return q
 }
 
 // movedPointee is the copy's pointer for a pointer q to an elem.
-func (s *copying) movedPointee(q unsafe.Pointer, elem reflect.Type) unsafe.Pointer {
+func (s *copying) movedPointee(q unsafe.Pointer, elem *info) unsafe.Pointer {
 	switch {
-	case q == nil || s.c.shared[elem] || elem.Size() == 0:
+	case q == nil || elem.shared || elem.size == 0:
 		return q
-	case s.c.custom[elem] != nil:
+	case elem.custom != nil:
 		return s.customs[q]
 	}
 	return s.moved(q)
 }
 
 // fix points the leaf at p (a copy of the original's) into the copy.
-func (s *copying) fix(p unsafe.Pointer, t reflect.Type) {
-	switch t.Kind() {
+func (s *copying) fix(p unsafe.Pointer, in *info) {
+	switch in.kind {
 	case reflect.Pointer:
-		*(*unsafe.Pointer)(p) = s.movedPointee(*(*unsafe.Pointer)(p), t.Elem())
+		*(*unsafe.Pointer)(p) = s.movedPointee(*(*unsafe.Pointer)(p), in.elem)
 	case reflect.Slice:
 		h := (*sliceHeader)(p)
-		if h.cap > 0 && !s.c.shared[t.Elem()] && t.Elem().Size() > 0 {
+		if h.cap > 0 && !in.elem.shared && in.elem.size > 0 {
 			h.data = s.moved(h.data)
 		}
 	case reflect.Map:
-		v := reflect.NewAt(t, p).Elem()
+		v := reflect.NewAt(in.t, p).Elem()
 		if !v.IsNil() {
 			v.Set(s.copyMap(v))
 		}
 	case reflect.Interface:
-		v := reflect.NewAt(t, p).Elem()
+		v := reflect.NewAt(in.t, p).Elem()
 		if v.IsNil() {
 			return
 		}
 		d := v.Elem()
-		dt := d.Type()
-		if dt.Kind() == reflect.Pointer {
-			v.Set(reflect.NewAt(dt.Elem(), s.movedPointee(d.UnsafePointer(), dt.Elem())))
-		} else if len(s.c.plan(dt)) > 0 {
-			tmp := reflect.New(dt)
+		dt := s.c.info(d.Type())
+		if dt.kind == reflect.Pointer {
+			v.Set(reflect.NewAt(dt.elem.t, s.movedPointee(d.UnsafePointer(), dt.elem)))
+		} else if len(s.c.planOf(dt)) > 0 {
+			tmp := reflect.New(dt.t)
 			tmp.Elem().Set(d)
 			s.walk(tmp.UnsafePointer(), dt, s.fix)
 			v.Set(tmp.Elem())
@@ -429,9 +466,9 @@ func (s *copying) copyMap(m reflect.Value) reflect.Value {
 	t := m.Type()
 	c := reflect.MakeMapWithSize(t, m.Len())
 	s.maps[m.UnsafePointer()] = c
-	kt, vt := t.Key(), t.Elem()
-	kw, vw := len(s.c.plan(kt)) > 0, len(s.c.plan(vt)) > 0
-	tk, tv := reflect.New(kt), reflect.New(vt)
+	kt, vt := s.c.info(t.Key()), s.c.info(t.Elem())
+	kw, vw := len(s.c.planOf(kt)) > 0, len(s.c.planOf(vt)) > 0
+	tk, tv := reflect.New(kt.t), reflect.New(vt.t)
 	for it := m.MapRange(); it.Next(); {
 		tk.Elem().SetIterKey(it)
 		tv.Elem().SetIterValue(it)
