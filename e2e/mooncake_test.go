@@ -394,7 +394,8 @@ func TestMooncakeFull(t *testing.T) {
 	if got := tb.pageCards(); got != want {
 		t.Errorf("page cards %q, native %q", got, want)
 	}
-	t.Logf("whole trace (%d requests): page Run → summary %d ms, native replay.Run %d ms", n, runMs, native)
+	mem0, _ := tb.workerMem()
+	t.Logf("whole trace (%d requests): page Run → summary %d ms, native replay.Run %d ms; run worker %d MiB", n, runMs, native, mem0>>20)
 	writeMeasure(t, "mooncake whole trace", "page "+strconv.FormatInt(runMs, 10)+" ms, native "+strconv.FormatInt(native, 10)+" ms")
 	// Any pass: 20 random passes in the kept window, then windows at
 	// random passes of the longest rank, each a run that stops after it.
@@ -411,9 +412,18 @@ func TestMooncakeFull(t *testing.T) {
 		tb.wait("the window move", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 120*time.Second)
 		tb.pvReady(from)
 		moves = append(moves, time.Since(click))
+		if m, _ := tb.workerMem(); m > mem0 {
+			mem0 = m
+		}
 	}
 	// The first move takes the checkpoints the others start from
-	// (docs/ui.md, "Window moves from checkpoints").
+	// (docs/ui.md, "Window moves from checkpoints"); the worker keeps
+	// them, so it is never retired between moves.
+	_, retired := tb.workerMem()
+	t.Logf("run worker during the moves: at most %d MiB, %d retired", mem0>>20, retired)
+	if retired > 0 {
+		t.Errorf("the run worker was retired during the window moves (%d MiB)", mem0>>20)
+	}
 	later := slices.Clone(moves[1:])
 	t.Logf("scrub to 20 random passes of the window: median %v, slowest %v; window moves %v (after the first: median %v, slowest %v)",
 		median(scrub).Round(time.Millisecond), slices.Max(scrub).Round(time.Millisecond), moves,

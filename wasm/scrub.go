@@ -23,10 +23,13 @@ var scrub struct {
 }
 
 // ScrubBytes is the memory the checkpoints of one job may take in the
-// worker, over all its variants (replay.Checkpoints.MaxBytes): a Mooncake
-// checkpoint copies about 22 MB, so a single run keeps 7 and a
-// three-connector compare 2 per run.
-const ScrubBytes = 160 << 20
+// worker, over all its variants (replay.Checkpoints.MaxBytes, which counts
+// the identity pages they share once per run). On the Mooncake trace
+// (pages about 50 MB, a checkpoint 23 MB) a single run keeps 6, and its
+// worker stayed at 387 MiB over 8 window moves (256 MiB kept 8, at the
+// same memory, and the moves were no faster); a three-connector compare
+// keeps 2 per run.
+const ScrubBytes = 192 << 20
 
 // scrubState returns the workloads and the checkpoints (one per variant)
 // of a PassesOnly job with n variants, kept from the last one when its

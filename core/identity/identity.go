@@ -197,11 +197,10 @@ func (t *Table) Snapshot() *Table {
 	return s
 }
 
-// SnapshotBytes is about what a snapshot of t comes to hold alone: the
-// first-child pages it shares, which the table copies as it writes them
-// (most, over a long run), its first-child bits and its last hash page.
-func (t *Table) SnapshotBytes() int64 {
-	n := int64(len(t.cont))*8 + pageSize*8
+// PageBytes is the memory of t's hash and first-child pages: what every
+// snapshot of it shares (Snapshot), and holds once t is gone.
+func (t *Table) PageBytes() int64 {
+	n := int64(len(t.hashes)) * pageSize * 8
 	for _, pg := range t.firsts {
 		n += int64(len(pg)) * 4
 	}

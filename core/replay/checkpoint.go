@@ -32,13 +32,14 @@ type Checkpoints struct {
 	wl  *trace.Workload
 	// snaps are in run order.
 	snaps []checkpoint
-	size  int64            // the bytes the first snapshot holds
+	size  int64            // the bytes the first snapshot copied
+	pages int64            // the identity pages the snapshots share
 	cp    *deepcopy.Copier // kept: it knows the engine's types and sizes
 	// Max is the most snapshots kept (DefaultCheckpoints when 0).
-	// MaxBytes, when set, lowers Max to what fits: the bytes the first
-	// snapshot holds (what deepcopy copied, and the identity table's
-	// share: identity.Table.SnapshotBytes) times the snapshots kept stay
-	// under it, keeping at least two. Every, when set, is the group passes
+	// MaxBytes, when set, lowers Max to what fits under it, keeping at
+	// least two: the identity table's pages, which the snapshots share
+	// (identity.Table.PageBytes, at the latest snapshot), and the bytes
+	// the first snapshot copied (deepcopy.Copier.Copied) for each. Every, when set, is the group passes
 	// between the snapshots a run takes; by default they are
 	// DefaultEvery apart until the first one's size is known, then
 	// that size over CopyBytesPerPass.
@@ -64,11 +65,11 @@ const DefaultEvery = 4096
 
 // CopyBytesPerPass spaces snapshots by their size (Every unset): one is
 // taken every size/CopyBytesPerPass group passes. A copy of the Mooncake
-// conversation run's engine (22 MB copied, about 36 MiB held) takes about
-// 30 ms natively, what 20,000 of its group passes take at 1.5 µs each, so
-// 200 bytes a pass spaces its snapshots about 200,000 group passes apart
-// and keeps their copying near a tenth of the run's time (a quarter when
-// copies took 68 ms, before deepcopy kept its per-type facts).
+// conversation run's engine (23 MB) takes about 30 ms natively, what
+// 20,000 of its group passes take at 1.5 µs each; 200 bytes a pass spaces
+// its snapshots about 120,000 group passes apart, keeping their copying
+// near a sixth of the run's time. In the page, 216,000 apart made window
+// moves slower (median 0.99–1.06 s against 0.83–0.86).
 const CopyBytesPerPass = 200
 
 // NewCheckpoints returns an empty store.
@@ -127,7 +128,7 @@ func (c *Checkpoints) match(cfg *config.Config, wl *trace.Workload, opts engine.
 		return
 	}
 	clear(c.snaps)
-	c.key, c.wl, c.snaps, c.size = key, wl, nil, 0
+	c.key, c.wl, c.snaps, c.size, c.pages = key, wl, nil, 0, 0
 }
 
 // firsts is each rank's first pass of the window (math.MaxInt for a rank
@@ -250,8 +251,9 @@ func (c *Checkpoints) take(e *engine.Engine) error {
 	}
 	c.Taken++
 	if c.size == 0 {
-		c.size = max(cp.Copied()+e.Identities().SnapshotBytes(), 1)
+		c.size = max(cp.Copied(), 1)
 	}
+	c.pages = max(c.pages, e.Identities().PageBytes())
 	at, _ := slices.BinarySearchFunc(c.snaps, e.Passes, func(x checkpoint, g int64) int { return cmp.Compare(x.group, g) })
 	c.snaps = slices.Insert(c.snaps, at, checkpoint{e: s, passes: e.RankPassesRun(), group: e.Passes})
 	for len(c.snaps) > c.limit() {
@@ -274,7 +276,7 @@ func (c *Checkpoints) take(e *engine.Engine) error {
 func (c *Checkpoints) limit() int {
 	limit := cmp.Or(c.Max, DefaultCheckpoints)
 	if c.MaxBytes > 0 && c.size > 0 {
-		limit = min(limit, max(2, int(c.MaxBytes/c.size)))
+		limit = min(limit, max(2, int((c.MaxBytes-c.pages)/c.size)))
 	}
 	return limit
 }
