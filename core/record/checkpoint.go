@@ -25,9 +25,6 @@ func NewPendingRecorder() *Recorder {
 // pendingRange keeps a rank before its window for the whole run.
 var pendingRange = PassRange{From: math.MaxInt, To: math.MaxInt}
 
-// Pending tells whether rr's window is still to be set.
-func (rr *Recorder) Pending() bool { return rr.pending }
-
 // Window sets a pending recorder's window, as NewWindowRecorder(win,
 // ranges) would have; it fails when a rank already ran a pass the window
 // holds.

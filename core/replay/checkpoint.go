@@ -3,6 +3,7 @@ package replay
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -97,7 +98,10 @@ func (c *Checkpoints) run(cfg *config.Config, wl *trace.Workload, opts engine.Op
 	if err != nil {
 		return nil, nil, err
 	}
-	rr := e.Observer().(*record.Recorder)
+	rr, ok := e.Observer().(*record.Recorder)
+	if !ok {
+		return nil, nil, fmt.Errorf("internal error: a checkpoint's engine records with %T", e.Observer())
+	}
 	if err := rr.Window(win, ranges); err != nil {
 		return nil, nil, err
 	}
