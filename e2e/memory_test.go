@@ -3,8 +3,10 @@ package e2e
 import (
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +209,47 @@ func TestMooncakeCompareMemory(t *testing.T) {
 			t.Errorf("compare %d rows %q differ from the first %q", i+1, rows, first)
 		}
 
+	}
+	if !keep {
+		compareMoves(t, tb)
+	}
+}
+
+// compareMoves moves the compared runs' pass view to four random passes
+// of the longest rank: each move re-runs the three runs in the run worker,
+// from the first pass (a compare keeps no checkpoints: docs/ui.md,
+// "Window moves from checkpoints").
+func compareMoves(t *testing.T, tb *tab) {
+	start := time.Now()
+	tb.wait("the pass view", `!!document.querySelector('#passview[data-ready]')`, 2*time.Minute)
+	t.Logf("the pass view drawn %v after the compare; its attributes %q", time.Since(start).Round(time.Millisecond),
+		eval[string](tb, `[...document.getElementById('passview').attributes].map(a => a.name + '=' + a.value).join(' ')`))
+	rng := rand.New(rand.NewPCG(7, 1))
+	var moves []time.Duration
+	peak := int64(0)
+	for range 4 {
+		from := 1 + rng.IntN(200000) // the longest rank runs about 216,000 passes
+		runs := tb.runs()
+		tb.typeInto("pv-from", strconv.Itoa(from))
+		click := time.Now()
+		tb.do(chromedp.Click(chromedp.ID("pv-from-go")))
+		tb.wait("the window move", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 5*time.Minute)
+		if msg := tb.text("#run-error"); msg != "" {
+			t.Fatalf("the move to %d: %q", from, msg)
+		}
+		tb.wait("the moved pass drawn", fmt.Sprintf(`!!document.querySelector('#passview[data-ready][data-pass="%d"]')`, from), 2*time.Minute)
+		moves = append(moves, time.Since(click))
+		m, _ := tb.workerMem()
+		peak = max(peak, m)
+	}
+	_, retired := tb.workerMem()
+	t.Logf("compared window moves %v; the run worker at most %d MiB, %d retired", moves, peak>>20, retired)
+	writeMeasure(t, "mooncake_compare", fmt.Sprintf("window moves %v, run worker at most %d MiB", moves, peak>>20))
+	// Each move holds the three runs' windows and one running engine; a
+	// worker above twice the retire threshold is replaced before the next
+	// move, so the bound is loose.
+	if peak > 1<<30 {
+		t.Errorf("the run worker reached %d MiB during the moves", peak>>20)
 	}
 }
 

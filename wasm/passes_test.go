@@ -302,8 +302,9 @@ func TestRecordLimitFromPass(t *testing.T) {
 // stops each run once every rank has run the window's last pass, keeps
 // the record the whole run keeps of that window (the same passes.jsonl,
 // the same frames), answers no results, and marks its meta Stopped; a
-// window that reaches the run's end runs whole. The moves, back and
-// forth, run from the checkpoints the earlier ones took (scrub).
+// window that reaches the run's end runs whole. A single run's moves,
+// back and forth, run from the checkpoints the earlier ones took (scrub);
+// a compare's keep none.
 func TestPassesOnlyWindow(t *testing.T) {
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true
@@ -316,49 +317,62 @@ func TestPassesOnlyWindow(t *testing.T) {
 		j.FromPass, j.PassesOnly = from, false
 		wholes[from] = j.run(nil)
 	}
-	for _, from := range froms {
-		whole := wholes[from]
-		run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: j.Variants, FromPass: from, PassesOnly: true}
-		r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 9, Run: run}, nil, nil)
-		if r.Error != nil || r.Result == nil || len(r.Result.Passes) != 2 {
-			t.Fatalf("from %d: reply %+v", from, r)
+	// The compare's moves, then the first run's alone: only a single
+	// run keeps checkpoints (ScrubBytes).
+	for _, vs := range [][]proto.Variant{j.Variants, j.Variants[:1]} {
+		for _, from := range froms {
+			movePassesOnly(t, j, vs, from, ran, wholes[from])
 		}
-		stops := from+proto.WindowPasses-1 < ran
-		for v, o := range r.Result.Results {
-			if o.Error != nil || o.View != nil || o.Prediction != 0 || !strings.Contains(o.RecordNote, "so only passes "+numfmt.Thousands(int64(from))) {
-				t.Errorf("from %d, run %d: outcome %+v", from, v, o)
-			}
-			if got := r.Result.Passes[v].Stopped; got != stops {
-				t.Errorf("from %d, run %d: stopped %v; want %v", from, v, got, stops)
-			}
-			var a, b bytes.Buffer
-			win := largeWindow(from)
-			if err := whole[v].Record.WriteWindow(&a, win); err != nil {
-				t.Fatal(err)
-			}
-			if err := kept.passes.recs[v].WriteWindow(&b, win); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				t.Errorf("from %d, run %d: the stopped run's passes.jsonl differs from the whole run's", from, v)
-			}
-			fa, _, errA := indexAll(t, whole).frame(v, 0, from+7)
-			fb, _, errB := kept.passes.frame(v, 0, from+7)
-			if errA != nil || errB != nil || !bytes.Equal(fa, fb) {
-				t.Errorf("from %d, run %d: frame of pass %d differs (%v, %v)", from, v, from+7, errA, errB)
+		taken, restored := 0, 0
+		for _, c := range scrub.cps {
+			if c != nil {
+				taken, restored = taken+c.Taken, restored+c.Restored
 			}
 		}
-		if m := r.Result.Passes[0].Ranks[0]; stops && m.Ran >= ran {
-			t.Errorf("from %d: ran %d passes of %d; the run did not stop", from, m.Ran, ran)
+		t.Logf("%d runs, %d passes on rank 0; checkpoints: %d taken, %d runs from one", len(vs), ran, taken, restored)
+		if single := len(vs) == 1; single && (len(scrub.cps) != 1 || scrub.cps[0] == nil || taken == 0 || restored < 1) ||
+			!single && (len(scrub.cps) != len(vs) || taken > 0) {
+			t.Errorf("%d runs: the window moves kept %d stores, took %d checkpoints and ran %d times from one", len(vs), len(scrub.cps), taken, restored)
 		}
 	}
-	taken, restored := 0, 0
-	for _, c := range scrub.cps {
-		taken, restored = taken+c.Taken, restored+c.Restored
+}
+
+// movePassesOnly moves the pass view of job j's runs vs to from, and
+// checks each run's kept window against its whole run's.
+func movePassesOnly(t *testing.T, j *job, vs []proto.Variant, from, ran int, whole []runOut) {
+	t.Helper()
+	run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: vs, FromPass: from, PassesOnly: true}
+	r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 9, Run: run}, nil, nil)
+	if r.Error != nil || r.Result == nil || len(r.Result.Passes) != len(vs) {
+		t.Fatalf("from %d: reply %+v", from, r)
 	}
-	t.Logf("%d passes on rank 0; checkpoints: %d taken, %d runs from one", ran, taken, restored)
-	if len(scrub.cps) != 2 || taken == 0 || restored < 1 {
-		t.Errorf("the window moves kept %d stores, took %d checkpoints and ran %d times from one", len(scrub.cps), taken, restored)
+	stops := from+proto.WindowPasses-1 < ran
+	for v, o := range r.Result.Results {
+		if o.Error != nil || o.View != nil || o.Prediction != 0 || !strings.Contains(o.RecordNote, "so only passes "+numfmt.Thousands(int64(from))) {
+			t.Errorf("from %d, run %d: outcome %+v", from, v, o)
+		}
+		if got := r.Result.Passes[v].Stopped; got != stops {
+			t.Errorf("from %d, run %d: stopped %v; want %v", from, v, got, stops)
+		}
+		var a, b bytes.Buffer
+		win := largeWindow(from)
+		if err := whole[v].Record.WriteWindow(&a, win); err != nil {
+			t.Fatal(err)
+		}
+		if err := kept.passes.recs[v].WriteWindow(&b, win); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("from %d, run %d: the stopped run's passes.jsonl differs from the whole run's", from, v)
+		}
+		fa, _, errA := indexAll(t, whole).frame(v, 0, from+7)
+		fb, _, errB := kept.passes.frame(v, 0, from+7)
+		if errA != nil || errB != nil || !bytes.Equal(fa, fb) {
+			t.Errorf("from %d, run %d: frame of pass %d differs (%v, %v)", from, v, from+7, errA, errB)
+		}
+	}
+	if m := r.Result.Passes[0].Ranks[0]; stops && m.Ran >= ran {
+		t.Errorf("from %d: ran %d passes of %d; the run did not stop", from, m.Ran, ran)
 	}
 }
 

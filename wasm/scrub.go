@@ -10,11 +10,12 @@ import (
 
 // scrub is what the pass view's window moves share (docs/ui.md, "Window
 // moves from checkpoints"): the inputs of the last job that kept only the
-// pass view's window (PassesOnly), the workloads built from them, and each
-// variant's engine checkpoints (replay.Checkpoints). The next such job
-// with the same inputs re-runs each variant from the nearest checkpoint
-// before its window instead of from the first pass; any other job drops
-// them first, so a worker never holds them beside a run of its own.
+// pass view's window (PassesOnly), the workloads built from them, and a
+// single run's engine checkpoints (replay.Checkpoints; a compare keeps
+// none, see ScrubBytes). The next such job with the same inputs re-runs
+// from the nearest checkpoint before its window instead of from the first
+// pass; any other job drops them first, so a worker never holds them
+// beside a run of its own.
 var scrub struct {
 	key       string
 	traces    map[string]string // compared by content: an upload may change
@@ -22,13 +23,15 @@ var scrub struct {
 	cps       []*replay.Checkpoints
 }
 
-// ScrubBytes is the memory the checkpoints of one job may take in the
-// worker, over all its variants (replay.Checkpoints.MaxBytes, which counts
-// the identity pages they share once per run). On the Mooncake trace
-// (pages about 50 MB, a checkpoint 23 MB) a single run keeps 6, and its
-// worker stayed at 387 MiB over 8 window moves (256 MiB kept 8, at the
-// same memory, and the moves were no faster); a three-connector compare
-// keeps 2 per run.
+// ScrubBytes is the memory the checkpoints of a single run may take in
+// the worker (replay.Checkpoints.MaxBytes, which counts the identity pages
+// they share once). On the Mooncake trace (pages about 50 MB, a checkpoint
+// 23 MB, 51 MB with a 200,000-block G2 tier) it keeps 6, and the worker
+// stayed at 387 MiB over 8 window moves (256 MiB kept 8 at the same
+// memory, and the moves were no faster). A compare keeps none: its three
+// runs' G2 checkpoints do not fit beside their windows (the run worker
+// reached 701 MiB over 4 moves with a third of this each, against 528
+// without, and the moves took 4.7–23.6 s against 3.4–20.8).
 const ScrubBytes = 192 << 20
 
 // scrubState returns the workloads and the checkpoints (one per variant)
@@ -50,8 +53,8 @@ func (j *job) scrubState(n int) (*replay.Workloads, []*replay.Checkpoints) {
 	}
 	scrub.key, scrub.traces, scrub.workloads = string(key), j.Traces, replay.NewWorkloads()
 	scrub.cps = make([]*replay.Checkpoints, n)
-	for i := range scrub.cps {
-		scrub.cps[i] = &replay.Checkpoints{MaxBytes: ScrubBytes / int64(n)}
+	if n == 1 { // a compare's runs re-run from the start (ScrubBytes)
+		scrub.cps[0] = &replay.Checkpoints{MaxBytes: ScrubBytes}
 	}
 	return scrub.workloads, scrub.cps
 }

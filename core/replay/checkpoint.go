@@ -35,12 +35,14 @@ type Checkpoints struct {
 	snaps []checkpoint
 	size  int64            // the bytes the first snapshot copied
 	pages int64            // the identity pages the snapshots share
+	off   bool             // not one snapshot fits MaxBytes
 	cp    *deepcopy.Copier // kept: it knows the engine's types and sizes
 	// Max is the most snapshots kept (DefaultCheckpoints when 0).
-	// MaxBytes, when set, lowers Max to what fits under it, keeping at
-	// least two: the identity table's pages, which the snapshots share
-	// (identity.Table.PageBytes, at the latest snapshot), and the bytes
-	// the first snapshot copied (deepcopy.Copier.Copied) for each. Every, when set, is the group passes
+	// MaxBytes, when set, lowers Max to what fits under it: the identity
+	// table's pages, which the snapshots share (identity.Table.PageBytes,
+	// at the latest snapshot), and the bytes the first snapshot copied
+	// (deepcopy.Copier.Copied) for each. When not one fits, the store
+	// keeps none and takes no more (off): its windows run from the start. Every, when set, is the group passes
 	// between the snapshots a run takes; by default they are
 	// DefaultEvery apart until the first one's size is known, then
 	// that size over CopyBytesPerPass.
@@ -132,7 +134,7 @@ func (c *Checkpoints) match(cfg *config.Config, wl *trace.Workload, opts engine.
 		return
 	}
 	clear(c.snaps)
-	c.key, c.wl, c.snaps, c.size, c.pages = key, wl, nil, 0, 0
+	c.key, c.wl, c.snaps, c.size, c.pages, c.off = key, wl, nil, 0, 0, false
 }
 
 // firsts is each rank's first pass of the window (math.MaxInt for a rank
@@ -189,7 +191,7 @@ func (c *Checkpoints) start(cfg *config.Config, wl *trace.Workload, opts engine.
 	next := e.Passes + c.gap()
 	var snapErr error
 	e.Resume(func() bool {
-		if e.Passes >= next {
+		if e.Passes >= next && !c.off {
 			if err := c.take(e); err != nil {
 				snapErr = err
 				return true
@@ -260,6 +262,12 @@ func (c *Checkpoints) take(e *engine.Engine) error {
 	c.pages = max(c.pages, e.Identities().PageBytes())
 	at, _ := slices.BinarySearchFunc(c.snaps, e.Passes, func(x checkpoint, g int64) int { return cmp.Compare(x.group, g) })
 	c.snaps = slices.Insert(c.snaps, at, checkpoint{e: s, passes: e.RankPassesRun(), group: e.Passes})
+	if c.limit() == 0 {
+		// Not even one fits the budget: keep none, take no more.
+		clear(c.snaps)
+		c.snaps, c.off = nil, true
+		return nil
+	}
 	for len(c.snaps) > c.limit() {
 		drop, span := 0, int64(math.MaxInt64)
 		for i := range len(c.snaps) - 1 {
@@ -280,7 +288,7 @@ func (c *Checkpoints) take(e *engine.Engine) error {
 func (c *Checkpoints) limit() int {
 	limit := cmp.Or(c.Max, DefaultCheckpoints)
 	if c.MaxBytes > 0 && c.size > 0 {
-		limit = min(limit, max(2, int((c.MaxBytes-c.pages)/c.size)))
+		limit = min(limit, int(max(0, (c.MaxBytes-c.pages)/c.size)))
 	}
 	return limit
 }

@@ -31,7 +31,7 @@ func TestCheckpointsChangeNothing(t *testing.T) {
 		most := full.RankPasses
 		cps := &Checkpoints{Max: 3, Every: int64(1 + seed%5)}
 		if seed%3 == 0 {
-			cps.MaxBytes = 1 // two snapshots kept
+			cps.MaxBytes = 1 // none fits: the store turns off after its first
 		}
 		rng := rand.New(rand.NewPCG(seed, 21))
 		for range 6 {
@@ -65,6 +65,9 @@ func TestCheckpointsChangeNothing(t *testing.T) {
 			case !bytes.Equal(got.SummaryJSON(), want.SummaryJSON()) || !bytes.Equal(got.Prediction, want.Prediction):
 				t.Errorf("world %d, window %s: the reports differ\n%s\n%s", seed, spec, got.SummaryJSON(), want.SummaryJSON())
 			}
+		}
+		if cps.MaxBytes == 1 && (cps.Restored > 0 || len(cps.snaps) > 0 || cps.Taken > 1) {
+			t.Errorf("world %d: a store with no room took %d snapshots, kept %d, served %d runs", seed, cps.Taken, len(cps.snaps), cps.Restored)
 		}
 		taken += cps.Taken
 		restored += cps.Restored
