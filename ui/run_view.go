@@ -202,9 +202,10 @@ func (c *RunView) run(from int) {
 const DefaultRetireBytes = 256 << 20
 
 // MoveRetireFactor: before a window move of the shown results (runPasses)
-// the run worker may hold this many times the retire threshold. Its
-// engine checkpoints of those results (docs/ui.md, "Window moves from
-// checkpoints") are what makes the move fast, and a fresh worker has none.
+// the run worker may hold this many times the retire threshold: twice
+// 256 MiB is the 512 MiB issue 21 allows a worker. Its engine checkpoints
+// of those results (docs/ui.md, "Window moves from checkpoints") are what
+// makes the move fast, and a fresh worker has none.
 const MoveRetireFactor = 2
 
 // retire replaces the run worker before a run when its memory is above

@@ -26,10 +26,10 @@ func NewCopier() *deepcopy.Copier {
 	return c
 }
 
-// Checkpointable tells whether e can be snapshot: an agentic run's
+// checkpointable tells whether e can be snapshot: an agentic run's
 // replayed profile or a sharded run re-creates engines, so only plain
 // runs are (the others are refused, never copied wrong).
-func (e *Engine) Checkpointable() error {
+func (e *Engine) checkpointable() error {
 	switch {
 	case e.wl.Agentic:
 		return fmt.Errorf("not supported yet: checkpoints of an agentic run")
@@ -44,7 +44,7 @@ func (e *Engine) Checkpointable() error {
 // returned). The copy has no Stop or Progress callback (Resume sets them);
 // its observer is its own copy of e's.
 func (e *Engine) Snapshot(c *deepcopy.Copier) (*Engine, error) {
-	if err := e.Checkpointable(); err != nil {
+	if err := e.checkpointable(); err != nil {
 		return nil, err
 	}
 	stop, progress, rules := e.opts.Stop, e.opts.Progress, e.opts.Rules

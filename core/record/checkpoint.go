@@ -37,13 +37,7 @@ func (rr *Recorder) Window(win Window, ranges []PassRange) error {
 	}
 	keep := make([]PassRange, len(rr.ranks))
 	for i, r := range rr.ranks {
-		keep[i] = passRange(win)
-		if ranges != nil {
-			keep[i] = none
-			if i < len(ranges) {
-				keep[i] = ranges[i]
-			}
-		}
+		keep[i] = keepFor(win, ranges, i)
 		if k := keep[i]; k.From <= k.To && r.log.lines()+1 > k.From {
 			return fmt.Errorf("internal error: rank %d ran %d passes, past the window's first (%d)", i, r.log.lines(), k.From)
 		}

@@ -122,6 +122,21 @@ func NewWindowRecorder(win Window, ranges []PassRange) *Recorder {
 // Record returns the record (complete once the run finished).
 func (rr *Recorder) Record() *Record { return rr.rec }
 
+// keepFor is the passes rank idx keeps of a record of window win (each
+// rank's ranges, when not nil).
+func keepFor(win Window, ranges []PassRange, idx int) PassRange {
+	switch {
+	case ranges != nil:
+		if idx < len(ranges) {
+			return ranges[idx]
+		}
+		return none
+	case !win.Whole() && !win.Time:
+		return passRange(win)
+	}
+	return PassRange{From: 1, To: math.MaxInt}
+}
+
 // Attach joins one rank (engine.Observer).
 func (rr *Recorder) Attach(rk *engine.Rank) {
 	rec := rr.rec
@@ -129,17 +144,9 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rl := &rankLog{}
 	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
-		slots: make([]slotRec, capacity), keep: PassRange{From: 1, To: math.MaxInt}}
-	switch {
-	case rr.pending:
+		slots: make([]slotRec, capacity), keep: keepFor(rr.win, rr.ranges, len(rr.ranks))}
+	if rr.pending {
 		r.keep = pendingRange
-	case rr.ranges != nil:
-		r.keep = none
-		if r.idx < len(rr.ranges) {
-			r.keep = rr.ranges[r.idx]
-		}
-	case !rr.win.Whole() && !rr.win.Time:
-		r.keep = passRange(rr.win)
 	}
 	for i := range r.slots {
 		r.slots[i].block, r.slots[i].owner = -1, -1

@@ -249,24 +249,36 @@ func (s *copying) scan(p unsafe.Pointer, in *info) {
 	case reflect.Map:
 		s.scanMap(p, in)
 	case reflect.Interface:
-		v := reflect.NewAt(in.t, p).Elem()
-		if v.IsNil() {
-			return
-		}
-		d := v.Elem()
-		dt := s.c.info(d.Type())
-		if dt.kind == reflect.Pointer {
-			s.pointee(d.UnsafePointer(), dt.elem)
-		} else if len(s.c.planOf(dt)) > 0 {
-			tmp := reflect.New(dt.t)
-			tmp.Elem().Set(d)
-			s.walk(tmp.UnsafePointer(), dt, s.scan)
+		v, dt, box := s.dynamic(p, in)
+		switch {
+		case dt == nil:
+		case dt.kind == reflect.Pointer:
+			s.pointee(v.Elem().UnsafePointer(), dt.elem)
+		case box.IsValid():
+			s.walk(box.UnsafePointer(), dt, s.scan)
 		}
 	default: // func, chan, unsafe pointer
 		if *(*unsafe.Pointer)(p) != nil {
 			s.fail("cannot copy a %v", in.t)
 		}
 	}
+}
+
+// dynamic is the interface at p (of type in), its dynamic type (nil when
+// the interface is nil) and, when that type is not a pointer and points
+// somewhere, a pointer to an addressable copy of its value.
+func (s *copying) dynamic(p unsafe.Pointer, in *info) (v reflect.Value, dt *info, box reflect.Value) {
+	v = reflect.NewAt(in.t, p).Elem()
+	if v.IsNil() {
+		return v, nil, box
+	}
+	d := v.Elem()
+	dt = s.c.info(d.Type())
+	if dt.kind != reflect.Pointer && len(s.c.planOf(dt)) > 0 {
+		box = reflect.New(dt.t)
+		box.Elem().Set(d)
+	}
+	return v, dt, box
 }
 
 type sliceHeader struct {
@@ -441,19 +453,14 @@ func (s *copying) fix(p unsafe.Pointer, in *info) {
 			v.Set(s.copyMap(v))
 		}
 	case reflect.Interface:
-		v := reflect.NewAt(in.t, p).Elem()
-		if v.IsNil() {
-			return
-		}
-		d := v.Elem()
-		dt := s.c.info(d.Type())
-		if dt.kind == reflect.Pointer {
-			v.Set(reflect.NewAt(dt.elem.t, s.movedPointee(d.UnsafePointer(), dt.elem)))
-		} else if len(s.c.planOf(dt)) > 0 {
-			tmp := reflect.New(dt.t)
-			tmp.Elem().Set(d)
-			s.walk(tmp.UnsafePointer(), dt, s.fix)
-			v.Set(tmp.Elem())
+		v, dt, box := s.dynamic(p, in)
+		switch {
+		case dt == nil:
+		case dt.kind == reflect.Pointer:
+			v.Set(reflect.NewAt(dt.elem.t, s.movedPointee(v.Elem().UnsafePointer(), dt.elem)))
+		case box.IsValid():
+			s.walk(box.UnsafePointer(), dt, s.fix)
+			v.Set(box.Elem())
 		}
 	}
 }
