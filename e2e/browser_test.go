@@ -260,10 +260,25 @@ func eval[T any](tb *tab, expr string) T {
 const waitSlack = 4
 
 // wait polls a JavaScript predicate.
+//
+// A poll that starts while a navigation replaces the document can name
+// the old document's execution context, which Chrome then reports as
+// missing ("Cannot find context with specified id"); CI met this once
+// right after a Navigate. Such a poll is started again in the new
+// document until the deadline.
 func (tb *tab) wait(what, expr string, timeout time.Duration) {
 	tb.t.Helper()
-	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(waitSlack*timeout),
-		chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	deadline := time.Now().Add(waitSlack * timeout)
+	for {
+		_, err := chromedp.Run(tb.ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline)),
+			chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		if strings.Contains(err.Error(), "Cannot find context with specified id") && time.Until(deadline) > 0 {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		tb.t.Fatalf("waiting for %s: %v\npage status: %s", what, err, tb.status())
 	}
 }
