@@ -657,9 +657,7 @@ func (e *Engine) RunUntil(until vtime.Time) (more bool, err error) {
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return false, fmt.Errorf("%w (%d)", ErrTooManyPasses, e.opts.MaxPasses)
 		}
-		if e.instants++; yieldEvery > 0 && e.instants%yieldEvery == 0 {
-			runtime.Gosched()
-		}
+		e.counted()
 		if e.opts.Stop != nil && e.opts.Stop() {
 			e.stopped = true
 			return false, nil
@@ -713,6 +711,14 @@ var yieldEvery = func() int {
 	}
 	return 0
 }()
+
+// counted counts an instant processed, and yields every yieldEvery of
+// them (a fast-forward counts each of its instants too).
+func (e *Engine) counted() {
+	if e.instants++; yieldEvery > 0 && e.instants%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+}
 
 // Stopped tells whether Options.Stop ended the run before its events ran
 // out: its reports are then those of the run so far.

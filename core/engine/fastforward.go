@@ -24,9 +24,11 @@ import (
 // fastForwardable reports whether a run may fast-forward at all: nothing
 // of the engine's that settle runs at an instant besides a worker's pass
 // end and start may be in play (no G2 or G3, no P/D handoffs, no agentic
-// plays, profiles, warmup or cancellations) and no observer.
+// plays, profiles, warmup or cancellations). An observer is told of each
+// pass as settle tells it (decodePass, completePass); a pure decode step
+// has no scheduler event to tell.
 func (e *Engine) fastForwardable() bool {
-	if e.opts.NoFastForward || e.opts.Observer != nil || e.pd || e.agentic != nil || e.prof != nil ||
+	if e.opts.NoFastForward || e.pd || e.agentic != nil || e.prof != nil ||
 		e.warm != nil || len(e.shared) > 0 || len(e.g3Stores) > 0 {
 		return false
 	}
@@ -85,6 +87,10 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 		if e.opts.MaxPasses > 0 && e.Passes > e.opts.MaxPasses {
 			return true
 		}
+		if e.opts.Stop != nil && e.opts.Stop() {
+			return true // RunUntil stops after this instant, as after settle's
+		}
+		e.counted()
 		if !started {
 			return true
 		}
@@ -112,6 +118,10 @@ func (e *Engine) decodePass(w *worker, now vtime.Time) {
 		w.planned[i] = rk.Runnable()
 		if !w.planned[i] {
 			continue
+		}
+		if e.opts.Observer != nil {
+			e.opts.Observer.Focus(rk)
+			e.opts.Observer.PassStart(rk, now)
 		}
 		rk.passes++
 		res := rk.DecodeStep(now)

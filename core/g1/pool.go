@@ -29,12 +29,15 @@ const nilSlot = index.None
 
 type slot struct {
 	state    uint8
-	reserved bool        // a private slot reserved as a load destination
-	queued   bool        // in the eviction queue: exactly the idle copies (G1-3)
-	id       identity.ID // identity when cached
-	ref      int32       // requests using the copy
-	pin      int32       // load reservations that will use the copy
-	hold     int32       // stores still copying the copy (SimpleCPU / shared pools)
+	reserved bool // a private slot reserved as a load destination
+	queued   bool // in the eviction queue: exactly the idle copies (G1-3)
+	// told is the use the observer was last told of (changed): it fills
+	// the byte before id, so it costs no memory.
+	told Use
+	id   identity.ID // identity when cached
+	ref  int32       // requests using the copy
+	pin  int32       // load reservations that will use the copy
+	hold int32       // stores still copying the copy (SimpleCPU / shared pools)
 	// prev/next link the eviction queue while the copy is idle.
 	prev, next int32
 	// dupPrev/dupNext link the copies of one identity, oldest first.
@@ -54,8 +57,11 @@ type slot struct {
 // implements it. A nil observer costs one branch per change.
 type Observer interface {
 	// SlotChanged reports that slot's state, identity, users or queue
-	// membership changed.
-	SlotChanged(slot int32)
+	// membership changed: its use is now now, and was was when the
+	// observer was last told of it (UseFree the first time). A slot's
+	// identity changes only with its use, so the two say whether anything
+	// but its users did.
+	SlotChanged(slot int32, was, now Use)
 	// Evicted reports that the idle copy of id in slot left the pool to make
 	// room; SlotChanged follows for the slot's new use.
 	Evicted(slot int32, id identity.ID)
@@ -120,9 +126,15 @@ func (p *Pool) own(s int32) {
 	}
 }
 
+// changed tells the observer that slot s changed, and what its use was
+// (the slot is in cache here; an observer that kept its own copy of every
+// slot's use would miss the cache on every change).
 func (p *Pool) changed(s int32) {
 	if p.obs != nil {
-		p.obs.SlotChanged(s)
+		sl := &p.slots[s]
+		was := sl.told
+		sl.told, _, _ = p.Classify(s)
+		p.obs.SlotChanged(s, was, sl.told)
 	}
 }
 
@@ -465,6 +477,12 @@ func (p *Pool) Classify(s int32) (u Use, id identity.ID, owner int32) {
 		u = UseIdle
 	}
 	return u, sl.id, sl.owner
+}
+
+// Holder returns slot s's identity and last owner (Classify without the
+// use).
+func (p *Pool) Holder(s int32) (id identity.ID, owner int32) {
+	return p.slots[s].id, p.slots[s].owner
 }
 
 // IdleOrder appends the eviction queue, head (next victim) first, to out.

@@ -392,5 +392,5 @@ func TestPool_OwnerKeptOnlyWithAnObserver(t *testing.T) {
 
 type nopObserver struct{}
 
-func (nopObserver) SlotChanged(int32)          {}
-func (nopObserver) Evicted(int32, identity.ID) {}
+func (nopObserver) SlotChanged(int32, Use, Use) {}
+func (nopObserver) Evicted(int32, identity.ID)  {}

@@ -58,9 +58,9 @@ func ffCompare(t *testing.T, cfg *config.Config, open Opener) int64 {
 // TestFastForwardChangesNothing: the fast-forward of pure decode passes
 // (docs/model/engine.md ("Fast-forward of pure decode passes")) gives
 // byte-identical prediction.json and requests.jsonl on the acceptance
-// cases §A (all seven rows), §B, §C and §E. The per-pass record turns it
-// off (a recorder is an observer), so passes.jsonl is the same by
-// construction; TestFastForwardWorldDigests covers the random worlds.
+// cases §A (all seven rows), §B, §C and §E. TestFastForwardWorldDigests
+// covers the random worlds, and TestFastForwardRandomWorlds the per-pass
+// record.
 func TestFastForwardChangesNothing(t *testing.T) {
 	gen := generatedOpener(t)
 	type example struct {
@@ -226,10 +226,12 @@ func TestFastForwardMooncake(t *testing.T) {
 // several turns, long outputs, block sizes 4 and 16, a G1 small enough to
 // preempt, sometimes a virtual-time cutoff) give byte-identical
 // prediction.json and requests.jsonl with the fast-forward on and off, the
-// checker on after every pass; with the recorder on, the fast-forward is
-// off and the reports are the same again.
+// checker on after every pass; recorded, whole or in a window the run
+// stops after (the page's window moves), the records, reports, passes run
+// and the stop are the same both ways too (ffRecorded).
 func TestFastForwardRandomWorlds(t *testing.T) {
-	var total int64
+	var total, recorded int64
+	windowed := 0
 	for seed := uint64(1); seed <= 150; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		w := harness.World{G1: 12 + rng.IntN(120), Budget: 8 + rng.IntN(120), MaxSeq: 1 + rng.IntN(8),
@@ -278,27 +280,91 @@ func TestFastForwardRandomWorlds(t *testing.T) {
 				t.Log(yaml)
 				return
 			}
-			// Recorded, the fast-forward is off: the same reports.
-			wl, err := Workload(cfg, open)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rr := record.NewRecorder()
-			res, err := RunWith(cfg, wl, engine.Options{Check: true, Observer: rr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Engine.FastForwarded != 0 {
-				t.Errorf("%d passes fast-forwarded with a recorder", res.Engine.FastForwarded)
-			}
+			// Recorded, whole and in a window the run stops after: the
+			// same reports as unrecorded, and the same records, passes
+			// run and stop with the fast-forward on and off.
 			on, _ := ffRun(t, cfg, open, false)
-			if !bytes.Equal(on[0], res.PredictionJSON()) || !bytes.Equal(on[1], res.RequestsJSONL()) {
-				t.Error("the recorded run's reports differ from the fast-forwarded run's")
+			whole, nw, most := ffRecorded(t, cfg, open, record.Window{}, &on)
+			recorded += nw
+			from := 1 + rng.IntN(most)
+			win, err := record.ParseWindow(fmt.Sprintf("%d:%d", from, from+rng.IntN(40)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, nw, _ = ffRecorded(t, cfg, open, win, nil); nw > 0 {
+				windowed++
+			}
+			if len(whole) == 0 {
+				t.Error("an empty record")
 			}
 		})
+	}
+	t.Logf("%d group passes fast-forwarded; recorded whole, %d; %d windowed runs fast-forwarded", total, recorded, windowed)
+	if recorded == 0 || windowed == 0 {
+		t.Error("no recorded run fast-forwarded a pass")
 	}
 	t.Logf("%d group passes fast-forwarded", total)
 	if total == 0 {
 		t.Error("no world fast-forwarded a pass")
 	}
+}
+
+// ffRecorded runs cfg recorded (a whole record, or the window win the run
+// stops after, as a window move of the page does) with the fast-forward on
+// and off, the checker on, and fails on any difference of the written
+// record (passes.jsonl), the reports, the passes run or the stop, or when
+// the reports differ from want (an unrecorded run's, when not nil). It
+// returns the record, the passes fast-forwarded and the most passes a
+// rank ended.
+func ffRecorded(t *testing.T, cfg *config.Config, open Opener, win record.Window, want *[2][]byte) ([]byte, int64, int) {
+	t.Helper()
+	type out struct {
+		rec, pred, reqs []byte
+		passes, ff      int64
+		stopped         bool
+		most            int
+	}
+	var runs [2]out
+	for i, off := range []bool{false, true} {
+		wl, err := Workload(cfg, open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr := record.NewRecorder()
+		opts := engine.Options{Check: true, Observer: rr, NoFastForward: off}
+		if !win.Whole() {
+			rr = record.NewWindowRecorder(win, nil)
+			opts.Observer, opts.Stop = rr, rr.Past
+		}
+		res, err := RunWith(cfg, wl, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := rr.Record().WriteWindow(&b, win); err != nil {
+			t.Fatal(err)
+		}
+		most := 0 // the passes a rank ended (a cutoff may leave one started)
+		for k := range rr.Record().Ranks {
+			most = max(most, rr.Record().RunPasses(k))
+		}
+		runs[i] = out{b.Bytes(), res.PredictionJSON(), res.RequestsJSONL(), res.Engine.Passes, res.Engine.FastForwarded, res.Engine.Stopped(), most}
+	}
+	on, off := runs[0], runs[1]
+	if !bytes.Equal(on.rec, off.rec) {
+		t.Errorf("window %q: passes.jsonl differs with the fast-forward on (%d vs %d bytes)", win.Spec, len(on.rec), len(off.rec))
+	}
+	if !bytes.Equal(on.pred, off.pred) || !bytes.Equal(on.reqs, off.reqs) {
+		t.Errorf("window %q: the recorded reports differ with the fast-forward on and off", win.Spec)
+	}
+	if on.passes != off.passes || on.stopped != off.stopped {
+		t.Errorf("window %q: %d passes (stopped %v) with the fast-forward on, %d (%v) off", win.Spec, on.passes, on.stopped, off.passes, off.stopped)
+	}
+	if off.ff != 0 {
+		t.Errorf("%d passes fast-forwarded with the fast-forward off", off.ff)
+	}
+	if want != nil && (!bytes.Equal(want[0], on.pred) || !bytes.Equal(want[1], on.reqs)) {
+		t.Error("the recorded run's reports differ from the unrecorded run's")
+	}
+	return on.rec, on.ff, on.most
 }

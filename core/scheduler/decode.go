@@ -9,7 +9,7 @@ import (
 // DecodeNext reports whether the pass that would start on this rank now
 // (the engine asks when the pass in flight has been committed) is a pure
 // decode step that DecodeStep computes exactly as Pass would
-// (docs/model/engine.md ("Fast-forward of pure decode passes")): no G2, no per-pass observer, an aggregated rank with nothing
+// (docs/model/engine.md ("Fast-forward of pure decode passes")): no G2, an aggregated rank with nothing
 // waiting, every running request one token past its KV (its last output
 // token) and not finishing with the next one, and G1 room for every block
 // the step needs. Then Pass would give each running request one token in
@@ -20,7 +20,7 @@ import (
 // (interning the identity of a block the token completes).
 func (k *Rank) DecodeNext() bool {
 	c := &k.Cfg
-	if k.Host != nil || c.Role != Aggregated || k.obs != nil || (c.Timing == nil && !(c.DecodeMs > 0)) {
+	if k.Host != nil || c.Role != Aggregated || (c.Timing == nil && !(c.DecodeMs > 0)) {
 		return false
 	}
 	n := len(k.running)
