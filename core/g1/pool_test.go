@@ -1,6 +1,7 @@
 package g1
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -394,3 +395,91 @@ type nopObserver struct{}
 
 func (nopObserver) SlotChanged(int32, Use, Use) {}
 func (nopObserver) Evicted(int32, identity.ID)  {}
+
+// TestPool_QueueOrderMatchesAModel drives a small pool through 30,000
+// random allocations (evicting from the queue head), finalizations,
+// references of idle copies (which leave the queue from anywhere),
+// releases and avoiding allocations, and compares the eviction queue
+// after each step with a plain list kept in the order copies became idle.
+func TestPool_QueueOrderMatchesAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	p := New(48)
+	var model []int32      // idle copies, head first
+	var held [][]int32     // block tables in use
+	next := identity.ID(0) // next fresh identity
+	ids := map[int32]identity.ID{}
+	drop := func(s int32) { model = slices.DeleteFunc(model, func(x int32) bool { return x == s }) }
+	for step := range 30000 {
+		switch k := rng.IntN(10); {
+		case k < 4: // a request takes 1-6 new blocks
+			n := 1 + rng.IntN(6)
+			var slots []int32
+			var ok bool
+			if rng.IntN(5) == 0 {
+				avoid := func(s int32) bool { return s%3 == 0 }
+				free, usable := p.NumFree(), 0
+				for _, s := range model {
+					if !avoid(s) {
+						usable++
+					}
+				}
+				slots, ok = p.AllocAvoiding(n, nil, avoid)
+				if ok != (free+usable >= n) {
+					t.Fatalf("step %d: AllocAvoiding(%d) = %v with %d free and %d usable idle", step, n, ok, free, usable)
+				}
+				if ok {
+					for i, taken := 0, n-min(free, n); taken > 0; {
+						if s := model[i]; !avoid(s) {
+							drop(s)
+							taken--
+							continue
+						}
+						i++
+					}
+				}
+			} else {
+				free := p.NumFree()
+				slots, ok = p.Alloc(n, nil)
+				if ok != (n <= free+len(model)) {
+					t.Fatalf("step %d: Alloc(%d) = %v with %d free and %d idle", step, n, ok, free, len(model))
+				}
+				if ok && n > free {
+					model = model[n-free:]
+				}
+			}
+			if !ok {
+				continue
+			}
+			for _, s := range slots {
+				p.Finalize(s, next)
+				ids[s] = next
+				next++
+			}
+			held = append(held, slots)
+		case k < 6 && len(model) > 0: // a prefix hit on an idle copy
+			s := model[rng.IntN(len(model))]
+			if got := p.Reference(ids[s]); got != s {
+				continue // an older copy of the same identity: not this one
+			}
+			drop(s)
+			held = append(held, []int32{s})
+		case len(held) > 0: // a request finishes, releasing tail first
+			i := rng.IntN(len(held))
+			slots := held[i]
+			held = slices.Delete(held, i, i+1)
+			for j := len(slots) - 1; j >= 0; j-- {
+				s := slots[j]
+				p.Release(s)
+				if p.IsIdle(s) {
+					model = append(model, s)
+				}
+			}
+		}
+		if got := p.IdleOrder(nil); !slices.Equal(got, model) {
+			t.Fatalf("step %d: queue %v, want %v", step, got, model)
+		}
+		if err := p.Check(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+}
