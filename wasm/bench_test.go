@@ -2,6 +2,10 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -175,5 +179,54 @@ func BenchmarkDivergencesA3(b *testing.B) {
 		if len(p.divergences()) != 2 {
 			b.Fatal("want two divergences")
 		}
+	}
+}
+
+// BenchmarkFrameMooncake answers the page's seek of 20 random passes of
+// the pass view's first window of the Mooncake conversation trace (no G2,
+// 4 ranks of 40,000 G1 slots): record.SeekInto, then the frame's
+// encoding, reported apart (ms-seek, ms-encode: medians). The trace is
+// not in the repository: set KVSIM_MOONCAKE to its conversation.yaml.
+func BenchmarkFrameMooncake(b *testing.B) {
+	path := os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	trace, err := os.ReadFile(filepath.Join(filepath.Dir(path), "conversation_trace.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	j := &job{Op: proto.OpRun, Config: string(data), Name: "conversation.yaml", Passes: true,
+		Traces: map[string]string{"conversation_trace.jsonl": string(trace)}}
+	outs := j.run(nil)
+	if outs[0].Err != nil || outs[0].Record == nil {
+		b.Fatalf("no record: %v", outs[0].Err)
+	}
+	p := newPasses([]*record.Record{outs[0].Record})
+	for !p.step(time.Second) {
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		var seeks, encodes []time.Duration
+		for range 20 {
+			rank, pass := rng.IntN(4), 1+rng.IntN(2000)
+			t0 := time.Now()
+			if err := outs[0].Record.SeekInto(rank, pass, &p.snaps[0]); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if _, _, err := p.encodeFrame(0, &p.snaps[0]); err != nil {
+				b.Fatal(err)
+			}
+			seeks, encodes = append(seeks, t1.Sub(t0)), append(encodes, time.Since(t1))
+		}
+		slices.Sort(seeks)
+		slices.Sort(encodes)
+		b.ReportMetric(float64(seeks[10].Microseconds())/1000, "ms-seek")
+		b.ReportMetric(float64(encodes[10].Microseconds())/1000, "ms-encode")
 	}
 }

@@ -39,9 +39,11 @@ type passes struct {
 	sess []map[string]int32 // per variant: session → hue index
 	// prompt is per variant each request's prompt length (tokens), to
 	// mark answer (decode) blocks; nil when unknown.
-	prompt  []map[string]int
-	answers [][]int8          // per variant and block: 0 unknown, 1 prompt, 2 answer
-	snaps   []record.Snapshot // per variant: scratch for seeks
+	prompt []map[string]int
+	blocks []blockCache      // per variant: what a frame says of each block
+	frames uint32            // frames encoded (listing.listed)
+	owners []listing         // per request: its id's place in the frame's strings
+	snaps  []record.Snapshot // per variant: scratch for seeks
 	// index
 	tl         [][]*proto.Timeline // [variant][rank]
 	open       []map[int]int       // per variant: transfer id → index in its rank's Transfers
@@ -314,34 +316,67 @@ func (p *passes) frame(v, rank, pass int) (bin []byte, meta *proto.FrameMeta, er
 	if err := rec.SeekInto(rank, pass, snap); err != nil {
 		return nil, nil, err
 	}
-	return encodeFrame(rec, p.sess[v], func(b int32) bool { return p.answer(v, b) }, snap)
+	return p.encodeFrame(v, snap)
 }
 
-// answer tells whether block b of variant v lies past its request's full
-// prompt blocks: it holds answer (decode) tokens. The answer is cached per
-// block (a frame asks for every cell, and naming a block allocates).
-func (p *passes) answer(v int, b int32) bool {
-	rec := p.recs[v]
-	if b < 0 || v >= len(p.prompt) || p.prompt[v] == nil || rec.BlockSize <= 0 {
-		return false
+// A blockCache holds, per block of one variant's record, what every frame
+// that shows the block says of it, worked out once: its name, key, hue
+// and answer mark (naming a block allocates; a Mooncake frame shows
+// 40,000 of them). Pages of 1,024 blocks are made as blocks are seen.
+type blockCache struct{ pages [][]blockInfo }
+
+type blockInfo struct {
+	name    string
+	key     uint32
+	session int32
+	known   bool
+	answer  int8 // 0 unknown (no prompt lengths yet), 1 prompt, 2 answer
+	listing
+}
+
+// A listing is where the strings of frame listed (passes.frames) list a
+// name.
+type listing struct {
+	listed uint32
+	idx    int32
+}
+
+const blockPage = 1024
+
+// info is block b's (b ≥ 0) entry of variant v, filled on first use.
+func (p *passes) info(v int, b int32) *blockInfo {
+	for len(p.blocks) <= v {
+		p.blocks = append(p.blocks, blockCache{})
 	}
-	for len(p.answers) <= v {
-		p.answers = append(p.answers, nil)
+	c := &p.blocks[v]
+	k := int(b) / blockPage
+	if k >= len(c.pages) {
+		c.pages = append(c.pages, make([][]blockInfo, k+1-len(c.pages))...)
 	}
-	c := p.answers[v]
-	if int(b) >= len(c) {
-		c = append(c, make([]int8, int(b)+1-len(c)+len(c)/2)...)
-		p.answers[v] = c
+	if c.pages[k] == nil {
+		c.pages[k] = make([]blockInfo, blockPage)
 	}
-	if c[b] == 0 {
-		blk := rec.Block(b)
+	in := &c.pages[k][int(b)%blockPage]
+	if !in.known {
+		blk := p.recs[v].Block(b)
+		in.name, in.key, in.known = blk.Name, key(blk.Name), true
+		sess := p.sess[v]
+		i, ok := sess[blk.Session]
+		if !ok {
+			i = int32(len(sess))
+			sess[blk.Session] = i
+		}
+		in.session = i
+	}
+	if in.answer == 0 && v < len(p.prompt) && p.prompt[v] != nil && p.recs[v].BlockSize > 0 {
+		blk := p.recs[v].Block(b)
 		pl, ok := p.prompt[v][blk.Request]
-		c[b] = 1
-		if ok && blk.Index >= pl/rec.BlockSize {
-			c[b] = 2
+		in.answer = 1
+		if ok && blk.Index >= pl/p.recs[v].BlockSize {
+			in.answer = 2
 		}
 	}
-	return c[b] == 2
+	return in
 }
 
 // blockKey is a block name's 32-bit hash (0 is "no block"); the page
@@ -356,34 +391,40 @@ func blockKey(name string) uint32 {
 	return k
 }
 
-// encodeFrame writes a snapshot as proto.Frame's binary form plus its
-// metadata (pass info and events).
-func encodeFrame(rec *record.Record, sess map[string]int32, answer func(block int32) bool, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
-	strs := map[string]int32{}
+// encodeFrame writes variant v's snapshot as proto.Frame's binary form
+// plus its metadata (pass info and events). Its strings list each block
+// name and each owner once (a name equal to a request id may be listed
+// twice: the page reads strings by index).
+func (p *passes) encodeFrame(v int, s *record.Snapshot) ([]byte, *proto.FrameMeta, error) {
+	rec := p.recs[v]
+	p.frames++
 	var nameList []string
-	str := func(s string) int32 {
-		if s == "" {
-			return -1
-		}
-		if i, ok := strs[s]; ok {
-			return i
-		}
-		i := int32(len(nameList))
-		strs[s] = i
-		nameList = append(nameList, s)
-		return i
+	if n := len(rec.Requests); len(p.owners) < n {
+		p.owners = make([]listing, n)
 	}
-	sessionOf := func(b int32) int32 {
-		if b < 0 {
+	owner := func(r int32) int32 {
+		name := rec.Request(r)
+		if name == "" {
 			return -1
 		}
-		s := rec.Block(b).Session
-		i, ok := sess[s]
-		if !ok {
-			i = int32(len(sess))
-			sess[s] = i
+		if o := &p.owners[r]; o.listed != p.frames {
+			o.listed, o.idx = p.frames, int32(len(nameList))
+			nameList = append(nameList, name)
 		}
-		return i
+		return p.owners[r].idx
+	}
+	// block is a block's name index in the strings, key, hue and answer
+	// mark (-1, 0, -1, false without a block).
+	block := func(b int32) (name int32, k uint32, session int32, answer bool) {
+		if b < 0 {
+			return -1, 0, -1, false
+		}
+		in := p.info(v, b)
+		if in.listed != p.frames {
+			in.listed, in.idx = p.frames, int32(len(nameList))
+			nameList = append(nameList, in.name)
+		}
+		return in.idx, in.key, in.session, in.answer == 2
 	}
 	// flashes: G1 slots evicted in this pass, blocks restored in this pass
 	evicted := map[int]bool{}
@@ -409,26 +450,24 @@ func encodeFrame(rec *record.Record, sess map[string]int32, answer func(block in
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.G1)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.G2)))
 	for i, sl := range s.G1 {
+		o := owner(sl.Owner)
+		name, k, session, answer := block(sl.Block)
 		var flash byte
-		name := ""
-		if sl.Block >= 0 {
-			name = rec.BlockName(sl.Block)
-		}
 		switch {
 		case evicted[i]:
 			flash = proto.FlashEvicted
-		case name != "" && restored[name]:
+		case name >= 0 && len(restored) > 0 && restored[nameList[name]]:
 			flash = proto.FlashRestored
 		}
-		b = appendCell(b, sl.State, flash, answer(sl.Block), sessionOf(sl.Block), sl.QueuePos, sl.Since, str(rec.Request(sl.Owner)), key(name), str(name))
+		b = appendCell(b, sl.State, flash, answer, session, sl.QueuePos, sl.Since, o, k, name)
 	}
 	for _, e := range s.G2 {
-		name := rec.BlockName(e.Block)
+		name, k, session, answer := block(e.Block)
 		var flash byte
-		if stored[name] {
+		if name >= 0 && len(stored) > 0 && stored[nameList[name]] {
 			flash = proto.FlashStored
 		}
-		b = appendCell(b, e.State, flash, answer(e.Block), sessionOf(e.Block), e.Order, -1, -1, key(name), str(name))
+		b = appendCell(b, e.State, flash, answer, session, e.Order, -1, -1, k, name)
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(nameList)))
 	for _, n := range nameList {

@@ -410,3 +410,81 @@ func TestFanOut(t *testing.T) {
 		}
 	}
 }
+
+// TestFramesNameWhatTheRecordHolds: 150 frames of §A's rank 0 at 192
+// host blocks (OffloadingConnector v0.24), asked in a jumbled order (so
+// the per-block cache is filled out of order), name in each G1 and G2
+// cell the block, key, owner and hue the record gives its slot or entry,
+// and list each block name once.
+func TestFramesNameWhatTheRecordHolds(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", goldenCases[2].sets)
+	j.Passes = true
+	p := indexAll(t, j.run(nil))
+	rec := p.recs[0]
+	n := rec.NumPasses(0)
+	hues := map[string]int32{}
+	cells := 0
+	for k := range 150 {
+		pass := 1 + (k*7919)%n
+		bin, _, err := p.frame(0, 0, pass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f proto.Frame
+		if err := proto.DecodeFrame(bin, &f); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := rec.Seek(0, pass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[int32]bool{}
+		cell := func(where string, c proto.Cell, block, owner int32) {
+			cells++
+			name := rec.BlockName(block)
+			switch {
+			case f.Str(c.Name) != name:
+				t.Fatalf("pass %d %s: name %q, record %q", pass, where, f.Str(c.Name), name)
+			case c.Key != key(name):
+				t.Fatalf("pass %d %s: key %d, want %d", pass, where, c.Key, key(name))
+			case f.Str(c.Owner) != rec.Request(owner):
+				t.Fatalf("pass %d %s: owner %q, record %q", pass, where, f.Str(c.Owner), rec.Request(owner))
+			}
+			if block < 0 {
+				if c.Session != -1 {
+					t.Fatalf("pass %d %s: hue %d without a block", pass, where, c.Session)
+				}
+				return
+			}
+			s := rec.Block(block).Session
+			if h, ok := hues[s]; ok && h != c.Session || c.Session != p.sess[0][s] {
+				t.Fatalf("pass %d %s: session %q has hue %d, earlier %d, the variant's %d", pass, where, s, c.Session, h, p.sess[0][s])
+			}
+			hues[s] = c.Session
+			if listed[block] && !strings.Contains(where, "G2") {
+				t.Fatalf("pass %d %s: block %q in two G1 slots", pass, where, name)
+			}
+			listed[block] = true
+		}
+		for i, c := range f.G1 {
+			cell(fmt.Sprintf("G1 slot %d", i), c, snap.G1[i].Block, snap.G1[i].Owner)
+		}
+		for i, c := range f.G2 {
+			cell(fmt.Sprintf("G2 entry %d", i), c, snap.G2[i].Block, -1)
+		}
+		seen := map[string]int32{}
+		for _, c := range append(f.G1, f.G2...) {
+			if c.Name < 0 {
+				continue
+			}
+			if i, ok := seen[f.Str(c.Name)]; ok && i != c.Name {
+				t.Fatalf("pass %d: block %q listed at %d and %d", pass, f.Str(c.Name), i, c.Name)
+			}
+			seen[f.Str(c.Name)] = c.Name
+		}
+	}
+	t.Logf("%d passes, %d cells, %d sessions", n, cells, len(hues))
+	if n < 150 || len(hues) < 2 {
+		t.Errorf("%d passes, %d sessions: the test shows little", n, len(hues))
+	}
+}
