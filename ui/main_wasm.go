@@ -20,6 +20,9 @@ func main() {
 		panic(err)
 	}
 	defer renderer.Release()
+	if q := js.Global().Get("kvsimQuietRender"); q.Type() == js.TypeFunction {
+		q.Invoke() // public/quiet-render.js: renders write only what changed
+	}
 	env := renderer.EventEnv()
 	buildEnv, err := vugu.NewBuildEnv(env)
 	if err != nil {
