@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/core/config"
+	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 )
 
@@ -94,4 +96,43 @@ func benchWindows(b *testing.B, job Job, use bool) {
 		b.ReportMetric(float64(int64(with.HeapAlloc)-int64(without.HeapAlloc))/(1<<20), "MiB-store")
 		b.ReportMetric(float64(cps.size)/(1<<20), "MiB-copied-first")
 	}
+}
+
+// BenchmarkCheckpointCopy is one engine checkpoint of the Mooncake
+// conversation trace (KVSIM_MOONCAKE, as above) a quarter of the way
+// through (1,500 s simulated, about 365,000 group passes), recorded by a
+// pending recorder as the page's window moves are: the copy a window
+// move restores and a run toward a window takes.
+func BenchmarkCheckpointCopy(b *testing.B) {
+	path := os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl, err := Workload(cfg, func(name string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, name)) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.New(cfg, wl, engine.Options{Observer: record.NewPendingRecorder()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.RunUntil(1_500_000); err != nil {
+		b.Fatal(err)
+	}
+	c := engine.NewCopier()
+	for b.Loop() {
+		if _, err := e.Snapshot(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(c.Copied())/(1<<20), "MiB-copied")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -341,5 +342,31 @@ func TestCopy_LongListNeedsNoDeepStack(t *testing.T) {
 	}
 	if n != 200000 {
 		t.Fatal(n)
+	}
+}
+
+// TestCopy_RegionsOfOneTypeStayApart: the copies of the regions of one
+// type share one allocation, so this checks that each keeps its own
+// capacity: appending to one copied slice, within its capacity and past
+// it, leaves the other copied slices (its neighbours there) as they were.
+func TestCopy_RegionsOfOneTypeStayApart(t *testing.T) {
+	type rec struct{ a, b, c []int32 }
+	in := &rec{a: make([]int32, 2, 4), b: []int32{7, 8, 9}, c: make([]int32, 1, 1)}
+	in.a[0], in.a[1], in.c[0] = 1, 2, 5
+	out, err := Copy(&Copier{}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cap(out.a) != 4 || cap(out.b) != 3 || cap(out.c) != 1 {
+		t.Fatalf("capacities %d %d %d, want 4 3 1", cap(out.a), cap(out.b), cap(out.c))
+	}
+	out.a = append(out.a, 100, 101) // within its capacity
+	out.c = append(out.c, 102)      // past it
+	out.b = append(out.b, 103)      // past it
+	if !slices.Equal(out.b[:3], []int32{7, 8, 9}) || out.c[0] != 5 || !slices.Equal(out.a, []int32{1, 2, 100, 101}) {
+		t.Errorf("copies after appends: %v %v %v", out.a, out.b, out.c)
+	}
+	if !slices.Equal(in.a[:4], []int32{1, 2, 0, 0}) || !slices.Equal(in.b, []int32{7, 8, 9}) || !slices.Equal(in.c, []int32{5}) {
+		t.Errorf("the original changed: %v %v %v", in.a[:4], in.b, in.c)
 	}
 }
