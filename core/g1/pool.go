@@ -31,8 +31,9 @@ type slot struct {
 	state    uint8
 	reserved bool // a private slot reserved as a load destination
 	queued   bool // in the eviction queue: exactly the idle copies (G1-3)
-	// told is the use the observer was last told of (changed): it fills
-	// the byte before id, so it costs no memory.
+	// told is the slot's use as of its last change (changed) while an
+	// observer is installed: it fills the byte before id, so it costs no
+	// memory. since is the observer's clock when that use began.
 	told Use
 	id   identity.ID // identity when cached
 	ref  int32       // requests using the copy
@@ -51,6 +52,7 @@ type slot struct {
 	// released the slot (-1 when none); the record shows it, and it is
 	// kept only while an observer is installed (own).
 	owner int32
+	since int32
 }
 
 // Observer is told about every slot state change; the per-pass record
@@ -79,6 +81,14 @@ type Pool struct {
 	// run's identities.
 	copies index.Map[copyRange]
 	obs    Observer
+	// While an observer is installed the pool keeps, itself, each slot's
+	// use and since (changed) and counts the changes; a quiet observer
+	// (SetQuiet) is not called, so a record can follow a run it stores
+	// nothing of for the price of a few writes to a slot already in cache,
+	// not a call per change.
+	quiet   bool
+	clock   int32
+	changes int
 	// user is the request the caller is acting for (see For).
 	user int32
 }
@@ -96,6 +106,21 @@ func New(capacity int) *Pool {
 
 // SetObserver installs o (nil removes it).
 func (p *Pool) SetObserver(o Observer) { p.obs = o }
+
+// SetQuiet stops (true) or resumes (false) the observer's calls; the pool
+// goes on keeping each slot's use, since and the change count.
+func (p *Pool) SetQuiet(q bool) { p.quiet = q }
+
+// SetClock sets what a slot whose use changes from now on records as its
+// since (the observer's clock: the record's pass line).
+func (p *Pool) SetClock(c int32) { p.clock = c }
+
+// Changes is how many slot changes there were while an observer was
+// installed, told or not.
+func (p *Pool) Changes() int { return p.changes }
+
+// Since is the clock (SetClock) when slot s's use last changed.
+func (p *Pool) Since(s int32) int32 { return p.slots[s].since }
 
 // copyRange is the oldest and newest cached copy of one identity.
 type copyRange struct{ first, last int32 }
@@ -134,7 +159,13 @@ func (p *Pool) changed(s int32) {
 		sl := &p.slots[s]
 		was := sl.told
 		sl.told, _, _ = p.Classify(s)
-		p.obs.SlotChanged(s, was, sl.told)
+		if sl.told != was {
+			sl.since = p.clock
+		}
+		p.changes++
+		if !p.quiet {
+			p.obs.SlotChanged(s, was, sl.told)
+		}
 	}
 }
 
@@ -314,7 +345,7 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		sl.state = Private
 		sl.id = identity.None
 		p.own(s)
-		if p.obs != nil {
+		if p.obs != nil && !p.quiet {
 			p.obs.Evicted(s, id)
 		}
 		p.changed(s)
@@ -353,7 +384,7 @@ func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([
 			sl := &p.slots[s]
 			sl.state, sl.id = Private, identity.None
 			p.own(s)
-			if p.obs != nil {
+			if p.obs != nil && !p.quiet {
 				p.obs.Evicted(s, id)
 			}
 			p.changed(s)

@@ -57,28 +57,29 @@ type rankRec struct {
 	idx  int
 	pool *g1.Pool
 	log  *rankLog
-	// since is each slot's age: the pass line from which it has had its
-	// state and block. The rest of a slot as recorded is the live pool's
-	// (Classify): a checkpoint reads it, and the eviction queue, from there.
-	// A change writes since only when the slot's use changed, which the
-	// pool says (g1.Observer), so it never reads a copy of the slot's
-	// state here: that read missed the cache on most changes, 16 % of the
-	// CPU of a recorded Mooncake run.
-	since []int32
+	// A slot as recorded is the live pool's: its use, block and owner
+	// (Classify) and its age (g1.Pool.Since: the pass line from which it
+	// has had its state and block, which the pool keeps with the
+	// recorder's clock, g1.Pool.SetClock); a checkpoint reads them, and
+	// the eviction queue, from there. Keeping a copy here cost a cache
+	// miss on most changes (16 % of the CPU of a recorded Mooncake run).
+	//
 	// count is how many slots are in each state code (admission waits
-	// say what holds G1).
+	// say what holds G1), kept while the rank is in its window.
 	count [codeReserved + 1]int32
 	dom   *domRec
 	er    *engine.Rank
 	// keep is the rank's passes to store (all of them in a whole record).
-	// Outside it the ages above follow every change, but nothing is
+	// Outside it the pool is quiet (g1.Pool.SetQuiet): it keeps the ages
+	// and counts the changes without calling the recorder, and nothing is
 	// stored: passes before it are empty placeholders and passes after it
-	// are left out. g1n and evn count the changes seen, stored or not (the
-	// checkpoint rule counts them all, so that a windowed record cuts its
-	// checkpoints at the same passes as the whole one); the last* fields
-	// are their values, and the domain's op count, at the last pass end.
+	// are left out. The pool's change count (g1n) and evn count the
+	// changes seen, stored or not (the checkpoint rule counts them all, so
+	// that a windowed record cuts its checkpoints at the same passes as
+	// the whole one); the last* fields are their values, and the domain's
+	// op count, at the last pass end.
 	keep                      PassRange
-	g1n, evn                  int
+	evn                       int
 	lastG1n, lastEvn, lastOpn int
 }
 
@@ -142,11 +143,13 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rl := &rankLog{}
 	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
-		since: make([]int32, capacity), keep: keepFor(rr.win, rr.ranges, len(rr.ranks))}
+		keep: keepFor(rr.win, rr.ranges, len(rr.ranks))}
 	if rr.pending {
 		r.keep = pendingRange
 	}
 	r.count[codeFree] = int32(capacity)
+	rk.Pool.SetClock(1)
+	rk.Pool.SetQuiet(true) // until its window starts (startWindow)
 	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.compact()})
 	rr.ranks = append(rr.ranks, r)
 	rec.ranks = append(rec.ranks, rl)
@@ -206,6 +209,12 @@ func (rr *Recorder) Past() bool {
 // domain, when no other rank started it, starts from the live tier.
 func (r *rankRec) startWindow() {
 	rl := r.log
+	r.pool.SetQuiet(false)
+	r.count = [codeReserved + 1]int32{}
+	for i := range r.pool.Capacity() {
+		use, _, _ := r.pool.Classify(int32(i))
+		r.count[codeOfUse[use]]++
+	}
 	n := rl.lines()
 	if n > 0 {
 		rl.first = n + 1
@@ -270,7 +279,7 @@ func (r *rankRec) closePass(pe passEntry) {
 		pe.g2End = r.dom.log.ops.len()
 		r.lastOpn = r.dom.opn
 	}
-	r.lastG1n, r.lastEvn = r.g1n, r.evn
+	r.lastG1n, r.lastEvn = r.pool.Changes(), r.evn
 	if !pe.final {
 		rl.ran++
 	}
@@ -285,12 +294,16 @@ func (r *rankRec) closePass(pe passEntry) {
 	} else {
 		rl.passes = append(rl.passes, pe)
 	}
+	r.pool.SetClock(int32(rl.lines() + 1))
+	if rl.lines() >= r.keep.To {
+		r.pool.SetQuiet(true) // past its window
+	}
 	capacity := r.pool.Capacity()
-	if r.g1n-rl.lastCkpt >= checkpointEvery*capacity {
+	if g1n := r.pool.Changes(); g1n-rl.lastCkpt >= checkpointEvery*capacity {
 		if in {
 			rl.ckpts = append(rl.ckpts, g1Ckpt{pass: rl.lines(), pos: rl.g1.len(), st: r.compact()})
 		}
-		rl.lastCkpt = r.g1n
+		rl.lastCkpt = g1n
 	}
 	if d := r.dom; d != nil && d.storing() && d.log.ops.len()-d.log.lastCkpt >= checkpointEvery*max(d.cap, 1) {
 		d.log.ckpts = append(d.log.ckpts, g2Ckpt{pos: d.log.ops.len(), st: d.snapshot()})
@@ -314,7 +327,7 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 	ids := e.Identities()
 	rec.origins = ids.Origins()
 	for _, r := range rr.ranks {
-		trailing := r.g1n > r.lastG1n || r.evn > r.lastEvn
+		trailing := r.pool.Changes() > r.lastG1n || r.evn > r.lastEvn
 		if r.dom != nil && r.dom.opn > r.lastOpn {
 			trailing = true
 		}
@@ -328,23 +341,20 @@ func (rr *Recorder) Finish(e *engine.Engine) {
 	}
 }
 
-// SlotChanged records one G1 slot change (g1.Observer). The slot's age
-// restarts when its state or block changed: when its use did (a use
-// maps to one state code, but for a reservation and a pin, whose blocks
-// differ; a block changes only with the use).
+// SlotChanged records one G1 slot change (g1.Observer); the pool calls it
+// only while the rank is in its window. The slot's age, which restarts
+// when its state or block changed, is the pool's (g1.Pool.Since): it
+// restarts when the slot's use changes, which is the same (a use maps to
+// one state code, but for a reservation and a pin, whose blocks differ;
+// a block changes only with the use).
 func (r *rankRec) SlotChanged(slot int32, was, use g1.Use) {
 	id, owner := r.pool.Holder(slot)
 	code := codeOfUse[use]
 	if code == codeFree {
 		owner = -1
 	}
-	d := mkDelta(slot, code, int32(id), owner)
-	r.g1n++
 	if r.on() {
-		r.log.g1.add(d)
-	}
-	if use != was {
-		r.since[slot] = int32(r.log.lines() + 1)
+		r.log.g1.add(mkDelta(slot, code, int32(id), owner))
 	}
 	r.count[codeOfUse[was]]--
 	r.count[code]++
@@ -364,10 +374,11 @@ var codeOfUse = [...]uint8{
 
 // compact cuts a checkpoint of the rank's G1 now.
 func (r *rankRec) compact() g1Compact {
-	n := len(r.since)
+	n := r.pool.Capacity()
 	c := g1Compact{code: make([]uint8, n), block: make([]int32, n), owner: make([]int32, n),
-		since: slices.Clone(r.since), queue: r.pool.IdleOrder(make([]int32, 0, r.pool.NumIdle()))}
+		since: make([]int32, n), queue: r.pool.IdleOrder(make([]int32, 0, r.pool.NumIdle()))}
 	for i := range n {
+		c.since[i] = r.pool.Since(int32(i))
 		use, id, owner := r.pool.Classify(int32(i))
 		c.code[i], c.block[i], c.owner[i] = codeOfUse[use], int32(id), owner
 		if c.code[i] == codeFree {
