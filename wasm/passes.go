@@ -357,8 +357,13 @@ func (p *passes) info(v int, b int32) *blockInfo {
 		c.pages[k] = make([]blockInfo, blockPage)
 	}
 	in := &c.pages[k][int(b)%blockPage]
+	rec := p.recs[v]
+	prompts := v < len(p.prompt) && p.prompt[v] != nil && rec.BlockSize > 0
+	if in.known && (in.answer != 0 || !prompts) {
+		return in
+	}
+	blk := rec.Block(b)
 	if !in.known {
-		blk := p.recs[v].Block(b)
 		in.name, in.key, in.known = blk.Name, key(blk.Name), true
 		sess := p.sess[v]
 		i, ok := sess[blk.Session]
@@ -368,11 +373,10 @@ func (p *passes) info(v int, b int32) *blockInfo {
 		}
 		in.session = i
 	}
-	if in.answer == 0 && v < len(p.prompt) && p.prompt[v] != nil && p.recs[v].BlockSize > 0 {
-		blk := p.recs[v].Block(b)
+	if prompts {
 		pl, ok := p.prompt[v][blk.Request]
 		in.answer = 1
-		if ok && blk.Index >= pl/p.recs[v].BlockSize {
+		if ok && blk.Index >= pl/rec.BlockSize {
 			in.answer = 2
 		}
 	}

@@ -33,7 +33,7 @@ type slot struct {
 	queued   bool // in the eviction queue: exactly the idle copies (G1-3)
 	// told is the slot's use as of its last change (changed) while an
 	// observer is installed: it fills the byte before id, so it costs no
-	// memory. since is the observer's clock when that use began.
+	// memory.
 	told Use
 	id   identity.ID // identity when cached
 	ref  int32       // requests using the copy
@@ -52,6 +52,7 @@ type slot struct {
 	// released the slot (-1 when none); the record shows it, and it is
 	// kept only while an observer is installed (own).
 	owner int32
+	// since is the observer's clock (SetClock) when told began.
 	since int32
 }
 

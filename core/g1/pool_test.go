@@ -483,3 +483,42 @@ func TestPool_QueueOrderMatchesAModel(t *testing.T) {
 		}
 	}
 }
+
+// countingObserver counts the calls it gets and keeps the last change.
+type countingObserver struct {
+	calls    int
+	was, now Use
+}
+
+func (o *countingObserver) SlotChanged(_ int32, was, now Use) {
+	o.calls, o.was, o.now = o.calls+1, was, now
+}
+func (o *countingObserver) Evicted(int32, identity.ID) { o.calls++ }
+
+// TestPool_KeepsAgesAndCountsQuietly: with an observer installed the pool
+// keeps each slot's since (the clock when its use last changed) and
+// counts the changes, told or not; a quiet observer is not called, and
+// a loud one is told the use before and after.
+func TestPool_KeepsAgesAndCountsQuietly(t *testing.T) {
+	p := New(2)
+	o := &countingObserver{}
+	p.SetObserver(o)
+	p.SetQuiet(true)
+	p.SetClock(3)
+	s := cached(t, p, 7)[0] // Free → Private → Ref: two changes
+	if o.calls != 0 || p.Changes() != 2 || p.Since(s) != 3 {
+		t.Fatalf("quiet: %d calls, %d changes, since %d; want 0, 2, 3", o.calls, p.Changes(), p.Since(s))
+	}
+	p.SetClock(5)
+	p.Ref(s) // a second user: the use (and so the age) stays
+	if p.Since(s) != 3 || p.Changes() != 3 {
+		t.Errorf("a second reference: since %d, %d changes; want 3, 3", p.Since(s), p.Changes())
+	}
+	p.SetQuiet(false)
+	p.SetClock(6)
+	p.Release(s)
+	p.Release(s) // the last user leaves: Ref → Idle
+	if o.calls != 2 || o.was != UseRef || o.now != UseIdle || p.Since(s) != 6 || p.Changes() != 5 {
+		t.Errorf("loud: %d calls, %v → %v, since %d, %d changes; want 2, Ref → Idle, 6, 5", o.calls, o.was, o.now, p.Since(s), p.Changes())
+	}
+}

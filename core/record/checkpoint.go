@@ -7,10 +7,11 @@ import (
 
 // A recorder in an engine checkpoint (docs/model/engine.md ("Checkpoints")) is a
 // pending one: a windowed recorder whose window is not known yet, so
-// every rank is still before it. Such a recorder stores nothing; it keeps
-// each G1 slot's age, the change counts and the last pass's
-// placeholder (rankLog.skipped), the same whatever window comes later, so
-// an engine copy copies it whole. Window then gives it the window of the
+// every rank is still before it. Such a recorder stores nothing: its
+// ranks' G1 pools are quiet and keep the slots' ages and the change
+// counts themselves, and it keeps the last pass's placeholder
+// (rankLog.skipped), the same whatever window comes later, so an engine
+// copy copies it whole. Window then gives it the window of the
 // job the checkpoint serves.
 
 // NewPendingRecorder returns a windowed recorder whose window is set later

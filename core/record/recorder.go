@@ -16,9 +16,9 @@ import (
 
 // A Recorder builds a Record while the engine runs: pass it as
 // engine.Options.Observer. It is fed at every state change (never by
-// diffing snapshots); it cuts checkpoints from the live pools, and keeps
-// of each G1 slot only its age (the pass from which it has had its state
-// and block), which no pool knows.
+// diffing snapshots) while a rank is in its window; outside it the rank's
+// G1 pool is quiet and keeps the slots' ages itself. Checkpoints are cut
+// from the live pools.
 type Recorder struct {
 	rec   *Record
 	ranks []*rankRec
@@ -141,13 +141,11 @@ func (rr *Recorder) Attach(rk *engine.Rank) {
 	rec := rr.rec
 	rec.BlockSize = rk.Cfg.BlockSize
 	rl := &rankLog{}
-	capacity := rk.Pool.Capacity()
 	r := &rankRec{rr: rr, idx: len(rr.ranks), pool: rk.Pool, log: rl, er: rk,
 		keep: keepFor(rr.win, rr.ranges, len(rr.ranks))}
 	if rr.pending {
 		r.keep = pendingRange
 	}
-	r.count[codeFree] = int32(capacity)
 	rk.Pool.SetClock(1)
 	rk.Pool.SetQuiet(true) // until its window starts (startWindow)
 	rl.ckpts = append(rl.ckpts, g1Ckpt{pass: 0, pos: 0, st: r.compact()})

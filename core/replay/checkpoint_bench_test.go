@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,16 +25,7 @@ import (
 // repository: set KVSIM_MOONCAKE to its conversation.yaml, and
 // KVSIM_MOONCAKE_SETS to an override (the G2 tier) if wanted.
 func BenchmarkCheckpointWindows(b *testing.B) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := filepath.Dir(path)
-	files := func(name string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, name)) }
+	path, dir, data, files := mooncakeCase(b)
 	var sets []string
 	if s := os.Getenv("KVSIM_MOONCAKE_SETS"); s != "" {
 		sets = []string{s}
@@ -104,20 +94,12 @@ func benchWindows(b *testing.B, job Job, use bool) {
 // pending recorder as the page's window moves are: the copy a window
 // move restores and a run toward a window takes.
 func BenchmarkCheckpointCopy(b *testing.B) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := filepath.Dir(path)
+	path, dir, data, files := mooncakeCase(b)
 	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	wl, err := Workload(cfg, func(name string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, name)) })
+	wl, err := Workload(cfg, files)
 	if err != nil {
 		b.Fatal(err)
 	}

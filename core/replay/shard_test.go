@@ -225,7 +225,7 @@ func TestShardedMooncake(t *testing.T) {
 // mooncakeCase is the Mooncake conversation case that KVSIM_MOONCAKE names
 // (its conversation.yaml; the test is skipped when unset): the config's
 // path, its directory and text, and an opener for its trace.
-func mooncakeCase(t *testing.T) (path, dir string, data []byte, open Opener) {
+func mooncakeCase(t testing.TB) (path, dir string, data []byte, open Opener) {
 	t.Helper()
 	path = os.Getenv("KVSIM_MOONCAKE")
 	if path == "" {
