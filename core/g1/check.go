@@ -62,7 +62,7 @@ func (p *Pool) Check() error {
 	}
 	var err error
 	p.copies.Range(func(id int32, r copyRange) {
-		for c := r.first; c != nilSlot && err == nil; c = p.slots[c].dupNext {
+		for c := r.first; c != nilSlot && err == nil; c = p.dupOf(c).next {
 			if p.slots[c].state != Cached || int32(p.slots[c].id) != id {
 				err = fmt.Errorf("G1-4: identity %d indexes slot %d holding %d", id, c, p.slots[c].id)
 			}

@@ -32,25 +32,27 @@ type slot struct {
 	reserved bool // a private slot reserved as a load destination
 	queued   bool // in the eviction queue: exactly the idle copies (G1-3)
 	// told is the slot's use as of its last change (changed) while an
-	// observer is installed: it fills the byte before id, so it costs no
-	// memory.
+	// observer is installed.
 	told Use
+	// dup says the slot may have links to other copies of its identity
+	// (Pool.dups): set when a second copy is indexed, cleared when the
+	// slot leaves the index.
+	dup  bool
 	id   identity.ID // identity when cached
 	ref  int32       // requests using the copy
 	pin  int32       // load reservations that will use the copy
 	hold int32       // stores still copying the copy (SimpleCPU / shared pools)
 	// prev/next link the eviction queue while the copy is idle.
 	prev, next int32
-	// dupPrev/dupNext link the copies of one identity, oldest first.
-	dupPrev, dupNext int32
-	// dep is a pending store (transfer number) that still reads this
-	// capacity: whoever gets the slot next must not write it before that
-	// store completes (fence reuse, docs/model/g2.md ("Source protection")).
-	// 0 = none.
-	dep int32
+}
+
+// dupLinks link the copies of one identity, oldest first.
+type dupLinks struct{ prev, next int32 }
+
+// seen is what the pool keeps of a slot for its observer.
+type seen struct {
 	// owner is the request that last allocated, referenced, pinned or
-	// released the slot (-1 when none); the record shows it, and it is
-	// kept only while an observer is installed (own).
+	// released the slot (-1 when none).
 	owner int32
 	// since is the observer's clock (SetClock) when told began.
 	since int32
@@ -71,6 +73,12 @@ type Observer interface {
 }
 
 // A Pool is the G1 cache of one DP rank.
+//
+// A slot keeps in 32 bytes what allocation, eviction, lookups and
+// releases read; what only some runs need sits in arrays beside it,
+// allocated when first needed (docs/performance.md ("Slots in 32 bytes")).
+// Every eviction and release touches a slot nobody has touched for a
+// while, so a smaller slot keeps more of the pool in cache.
 type Pool struct {
 	slots []slot
 	free  []int32 // stack of unoccupied slots
@@ -81,12 +89,24 @@ type Pool struct {
 	// newest (last) copy; its size follows the pool's cached copies, not the
 	// run's identities.
 	copies index.Map[copyRange]
-	obs    Observer
+	// dups links the copies of identities with more than one (slot.dup);
+	// nil until the first second copy.
+	dups []dupLinks
+	// deps[s] is a pending store (transfer number) that still reads slot
+	// s's capacity: whoever gets the slot next must not write it before
+	// that store completes (fence reuse, docs/model/g2.md ("Source
+	// protection")). 0 = none; nil until the first SetDep.
+	deps []int32
+	// seen[s] is what the record shows of slot s beyond its use: kept
+	// only once an observer is installed (own, changed), so an unrecorded
+	// run writes none of it (writing the owner for every release cost an
+	// unrecorded §E run about 2 M cache misses).
+	seen []seen
+	obs  Observer
 	// While an observer is installed the pool keeps, itself, each slot's
 	// use and since (changed) and counts the changes; a quiet observer
 	// (SetQuiet) is not called, so a record can follow a run it stores
-	// nothing of for the price of a few writes to a slot already in cache,
-	// not a call per change.
+	// nothing of for the price of a few writes, not a call per change.
 	quiet   bool
 	clock   int32
 	changes int
@@ -98,15 +118,25 @@ type Pool struct {
 func New(capacity int) *Pool {
 	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), qHead: nilSlot, qTail: nilSlot, user: -1}
 	for i := range p.slots {
-		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot, dupPrev: nilSlot, dupNext: nilSlot, owner: -1}
+		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot}
 		// Pop order hands out slot 0 first, which makes maps easy to read.
 		p.free[i] = int32(capacity - 1 - i)
 	}
 	return p
 }
 
-// SetObserver installs o (nil removes it).
-func (p *Pool) SetObserver(o Observer) { p.obs = o }
+// SetObserver installs o (nil removes it). The owners and ages the pool
+// keeps for an observer start when the first is installed: slots changed
+// before have no owner (-1) and age 0.
+func (p *Pool) SetObserver(o Observer) {
+	p.obs = o
+	if o != nil && p.seen == nil {
+		p.seen = make([]seen, len(p.slots))
+		for i := range p.seen {
+			p.seen[i].owner = -1
+		}
+	}
+}
 
 // SetQuiet stops (true) or resumes (false) the observer's calls; the pool
 // goes on keeping each slot's use, since and the change count.
@@ -121,7 +151,12 @@ func (p *Pool) SetClock(c int32) { p.clock = c }
 func (p *Pool) Changes() int { return p.changes }
 
 // Since is the clock (SetClock) when slot s's use last changed.
-func (p *Pool) Since(s int32) int32 { return p.slots[s].since }
+func (p *Pool) Since(s int32) int32 {
+	if p.seen == nil {
+		return 0
+	}
+	return p.seen[s].since
+}
 
 // copyRange is the oldest and newest cached copy of one identity.
 type copyRange struct{ first, last int32 }
@@ -143,30 +178,36 @@ func (p *Pool) For(request int32) *Pool {
 
 // own records that the current user (For) allocated, used or released slot
 // s. Only the record reads owners, so they are kept only while an observer
-// is installed (the record attaches one before the first allocation):
-// the owner sits at the far end of the slot, and writing it for every
-// release cost an unrecorded §E run about 2 M cache misses.
+// is installed (the record attaches one before the first allocation), in
+// an array beside the slots (Pool.seen).
 func (p *Pool) own(s int32) {
 	if p.obs != nil {
-		p.slots[s].owner = p.user
+		p.seen[s].owner = p.user
 	}
 }
 
 // changed tells the observer that slot s changed, and what its use was
 // (the slot is in cache here; an observer that kept its own copy of every
 // slot's use would miss the cache on every change).
+//
+// It is one branch without an observer, inlined at every change; the rest
+// is observe.
 func (p *Pool) changed(s int32) {
 	if p.obs != nil {
-		sl := &p.slots[s]
-		was := sl.told
-		sl.told, _, _ = p.Classify(s)
-		if sl.told != was {
-			sl.since = p.clock
-		}
-		p.changes++
-		if !p.quiet {
-			p.obs.SlotChanged(s, was, sl.told)
-		}
+		p.observe(s)
+	}
+}
+
+func (p *Pool) observe(s int32) {
+	sl := &p.slots[s]
+	was := sl.told
+	sl.told = sl.use()
+	if sl.told != was {
+		p.seen[s].since = p.clock
+	}
+	p.changes++
+	if !p.quiet {
+		p.obs.SlotChanged(s, was, sl.told)
 	}
 }
 
@@ -287,6 +328,9 @@ func (p *Pool) Unpin(s int32) { p.dropUse(s, &p.slots[s].pin) }
 // free capacity; a cached copy loses a reference and joins the queue tail
 // when nothing else uses it (docs/model/g1.md ("Release order")). Callers
 // release a request's blocks last block first.
+//
+// dropUse is written out here: Release runs for every block of every
+// finished request, and dropUse does not inline.
 func (p *Pool) Release(s int32) {
 	sl := &p.slots[s]
 	p.own(s)
@@ -294,7 +338,13 @@ func (p *Pool) Release(s int32) {
 		p.freeSlot(s)
 		return
 	}
-	p.dropUse(s, &sl.ref)
+	if sl.ref--; sl.ref < 0 {
+		panic("g1: use count below zero")
+	}
+	if sl.ref == 0 && sl.pin == 0 && sl.hold == 0 {
+		p.pushTail(s)
+	}
+	p.changed(s)
 }
 
 func (p *Pool) dropUse(s int32, counter *int32) {
@@ -441,17 +491,35 @@ func (p *Pool) Finalize(s int32, id identity.ID) {
 }
 
 // Dep returns the pending store that still reads slot s (0 = none).
-func (p *Pool) Dep(s int32) int32 { return p.slots[s].dep }
+func (p *Pool) Dep(s int32) int32 {
+	if p.deps == nil {
+		return 0
+	}
+	return p.deps[s]
+}
 
 // SetDep records that store transfer t reads slot s.
-func (p *Pool) SetDep(s int32, t int32) { p.slots[s].dep = t }
+func (p *Pool) SetDep(s int32, t int32) {
+	if p.deps == nil {
+		p.deps = make([]int32, len(p.slots))
+	}
+	p.deps[s] = t
+}
 
 // ClearDep ends transfer t's dependency on s (a later store's dependency is
 // left alone).
 func (p *Pool) ClearDep(s int32, t int32) {
-	if p.slots[s].dep == t {
-		p.slots[s].dep = 0
+	if p.deps != nil && p.deps[s] == t {
+		p.deps[s] = 0
 	}
+}
+
+// owner is slot s's last owner (-1 when none or not kept).
+func (p *Pool) owner(s int32) int32 {
+	if p.seen == nil {
+		return -1
+	}
+	return p.seen[s].owner
 }
 
 // Slot describes one slot for checkers and the record.
@@ -469,7 +537,7 @@ type Slot struct {
 func (p *Pool) Inspect(s int32) Slot {
 	sl := &p.slots[s]
 	return Slot{State: sl.state, Reserved: sl.reserved, ID: sl.id, Ref: sl.ref, Pin: sl.pin,
-		Hold: sl.hold, Dep: sl.dep, Idle: p.idle(s), Owner: sl.owner}
+		Hold: sl.hold, Dep: p.Dep(s), Idle: p.idle(s), Owner: p.owner(s)}
 }
 
 // Use is what an occupied slot is for, by precedence: the first that
@@ -491,30 +559,32 @@ const (
 // record keeps of a slot after every change (Inspect gives more and costs
 // more).
 func (p *Pool) Classify(s int32) (u Use, id identity.ID, owner int32) {
-	sl := &p.slots[s]
+	return p.slots[s].use(), p.slots[s].id, p.owner(s)
+}
+
+// use is the slot's Use.
+func (sl *slot) use() Use {
 	switch {
 	case sl.state == Free:
-		u = UseFree
+		return UseFree
 	case sl.state == Private && sl.reserved:
-		u = UseReservation
+		return UseReservation
 	case sl.state == Private:
-		u = UsePrivate
+		return UsePrivate
 	case sl.ref > 0:
-		u = UseRef
+		return UseRef
 	case sl.pin > 0:
-		u = UsePin
+		return UsePin
 	case sl.hold > 0:
-		u = UseHold
-	default:
-		u = UseIdle
+		return UseHold
 	}
-	return u, sl.id, sl.owner
+	return UseIdle
 }
 
 // Holder returns slot s's identity and last owner (Classify without the
 // use).
 func (p *Pool) Holder(s int32) (id identity.ID, owner int32) {
-	return p.slots[s].id, p.slots[s].owner
+	return p.slots[s].id, p.owner(s)
 }
 
 // IdleOrder appends the eviction queue, head (next victim) first, to out.
@@ -557,33 +627,55 @@ func (p *Pool) unlink(s int32) {
 func (p *Pool) index(s int32) {
 	sl := &p.slots[s]
 	c, ok := p.copies.Upsert(int32(sl.id))
-	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
 	if ok {
-		sl.dupPrev = c.last
-		p.slots[c.last].dupNext = s
+		// A second copy: link it after the newest.
+		if p.dups == nil {
+			p.dups = make([]dupLinks, len(p.slots))
+			for i := range p.dups {
+				p.dups[i] = dupLinks{nilSlot, nilSlot}
+			}
+		}
+		last := &p.slots[c.last]
+		if !last.dup {
+			last.dup = true
+			p.dups[c.last] = dupLinks{nilSlot, nilSlot}
+		}
+		p.dups[c.last].next = s
+		p.dups[s] = dupLinks{c.last, nilSlot}
+		sl.dup = true
 	} else {
 		c.first = s
 	}
 	c.last = s
 }
 
+// dupOf returns slot s's links to the other copies of its identity (none
+// when it has not been linked since it was last indexed).
+func (p *Pool) dupOf(s int32) dupLinks {
+	if !p.slots[s].dup {
+		return dupLinks{nilSlot, nilSlot}
+	}
+	return p.dups[s]
+}
+
 func (p *Pool) unindex(s int32) {
 	sl := &p.slots[s]
 	id := int32(sl.id)
-	if sl.dupPrev == nilSlot && sl.dupNext == nilSlot {
+	d := p.dupOf(s)
+	sl.dup = false
+	if d.prev == nilSlot && d.next == nilSlot {
 		p.copies.Delete(id) // the identity's only copy
-	} else {
-		c, _ := p.copies.Upsert(id) // held: it has another copy
-		if sl.dupPrev != nilSlot {
-			p.slots[sl.dupPrev].dupNext = sl.dupNext
-		} else {
-			c.first = sl.dupNext
-		}
-		if sl.dupNext != nilSlot {
-			p.slots[sl.dupNext].dupPrev = sl.dupPrev
-		} else {
-			c.last = sl.dupPrev
-		}
+		return
 	}
-	sl.dupPrev, sl.dupNext = nilSlot, nilSlot
+	c, _ := p.copies.Upsert(id) // held: it has another copy
+	if d.prev != nilSlot {
+		p.dups[d.prev].next = d.next
+	} else {
+		c.first = d.next
+	}
+	if d.next != nilSlot {
+		p.dups[d.next].prev = d.prev
+	} else {
+		c.last = d.prev
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvsim/kvsim/core/identity"
 )
@@ -520,5 +521,62 @@ func TestPool_KeepsAgesAndCountsQuietly(t *testing.T) {
 	p.Release(s) // the last user leaves: Ref → Idle
 	if o.calls != 2 || o.was != UseRef || o.now != UseIdle || p.Since(s) != 6 || p.Changes() != 5 {
 		t.Errorf("loud: %d calls, %v → %v, since %d, %d changes; want 2, Ref → Idle, 6, 5", o.calls, o.was, o.now, p.Since(s), p.Changes())
+	}
+}
+
+// TestPool_CopiesMatchAModel drives a small pool with few identities, so
+// that most have two or more copies at once, through random allocations
+// (which evict from anywhere in a chain of copies), finalizations and
+// releases, and compares each identity's oldest copy (Copy, the one
+// lookups and references use) with a plain list of its copies in the
+// order they were indexed (docs/model/g1.md ("Slots and their users")).
+func TestPool_CopiesMatchAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	p := New(40)
+	const nIDs = 6
+	copies := make([][]int32, nIDs) // per identity, its copies oldest first
+	var held [][]int32
+	for step := range 20000 {
+		if rng.IntN(2) == 0 || len(held) == 0 {
+			n := 1 + rng.IntN(4)
+			slots, ok := p.Alloc(n, nil)
+			if !ok {
+				continue
+			}
+			for _, s := range slots {
+				for id := range copies { // an evicted copy leaves its chain
+					copies[id] = slices.DeleteFunc(copies[id], func(x int32) bool { return x == s })
+				}
+				id := rng.IntN(nIDs)
+				p.Finalize(s, identity.ID(id))
+				copies[id] = append(copies[id], s)
+			}
+			held = append(held, slots)
+		} else {
+			i := rng.IntN(len(held))
+			releaseTailFirst(p, held[i])
+			held = slices.Delete(held, i, i+1)
+		}
+		for id, cs := range copies {
+			want := int32(nilSlot)
+			if len(cs) > 0 {
+				want = cs[0]
+			}
+			if got := p.Copy(identity.ID(id)); got != want {
+				t.Fatalf("step %d: Copy(%d) = %d; want %d (copies %v)", step, id, got, want, cs)
+			}
+		}
+		if err := p.Check(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+}
+
+// TestPool_SlotIs32Bytes: every eviction and release reads a slot that
+// has not been touched for a while, so the slot keeps only what those
+// paths read (docs/performance.md ("Slots in 32 bytes")).
+func TestPool_SlotIs32Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(slot{}); n != 32 {
+		t.Errorf("a slot takes %d bytes; want 32", n)
 	}
 }
