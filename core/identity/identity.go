@@ -150,6 +150,15 @@ func (t *Table) setFirst(parent, id ID) {
 // Child returns the identity with hash h whose parent is parent (None for
 // block 0), creating it with origin o when new.
 func (t *Table) Child(parent ID, h uint64, o Origin) ID {
+	if parent == ID(t.n-1) && parent != None {
+		// The newest identity has no child yet (a child is created after
+		// its parent): the path of every block a request computes past
+		// what any request computed before, where looking the child up
+		// is wasted.
+		id := t.add(h, o)
+		t.cont[parent>>6] |= 1 << (parent & 63)
+		return id
+	}
 	if parent == None {
 		if id, ok := t.roots[h]; ok {
 			return id
@@ -174,6 +183,22 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 	id := t.add(h, o)
 	t.kids[k] = id
 	return id
+}
+
+// extendNewest appends k identities to ids, each the only child of the
+// one before and the first a child of the newest identity, whose hash is
+// last: the blocks of content c a request computes past anything computed
+// before (a new identity has no child yet, so none needs looking up). It
+// returns ids and the last hash.
+func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) ([]ID, uint64) {
+	for range k {
+		last = Link(last, c)
+		id := t.add(last, o)
+		t.cont[(id-1)>>6] |= 1 << ((id - 1) & 63)
+		ids = append(ids, id)
+		o.Block++
+	}
+	return ids, last
 }
 
 // Snapshot returns a table equal to t; later changes to either leave the
@@ -366,6 +391,17 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 	}
 	full, haveFull := uint64(0), false // the content of a block of blockSize copies of x
 	for len(s.tail)+n >= blockSize {
+		if len(s.tail) == 0 && parent == ID(t.n-1) && parent != None {
+			// Every full block left is new (Table.extendNewest).
+			if !haveFull {
+				full, haveFull = contentRun(nil, x, blockSize), true
+			}
+			k := n / blockSize
+			s.IDs, last = t.extendNewest(last, full, k, Origin{Request: req, Block: int32(len(s.IDs))}, s.IDs)
+			parent = s.IDs[len(s.IDs)-1]
+			n -= k * blockSize
+			break
+		}
 		take := blockSize - len(s.tail)
 		var c uint64
 		switch {
