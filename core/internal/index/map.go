@@ -51,21 +51,26 @@ func (m *Map[V]) Len() int { return m.n }
 func (m *Map[V]) Pages() int { return len(m.pages) - len(m.free) }
 
 // find returns k's page and bit, nil when k has no page.
+//
+// Keys are read as unsigned: a negative key is past every directory, and
+// the page and bit need no sign corrections (this runs for every G1
+// eviction, finalization and prefix lookup).
 func (m *Map[V]) find(k int32) (*page[V], uint64) {
-	if k < 0 || int(k/pageKeys) >= len(m.dir) {
+	u := uint32(k)
+	if uint(u/pageKeys) >= uint(len(m.dir)) {
 		return nil, 0
 	}
-	p := m.dir[k/pageKeys]
+	p := m.dir[u/pageKeys]
 	if p == 0 {
 		return nil, 0
 	}
-	return &m.pages[p-1], 1 << (k % pageKeys)
+	return &m.pages[p-1], 1 << (u % pageKeys)
 }
 
 // Get returns k's value and whether m holds k (never for a negative k).
 func (m *Map[V]) Get(k int32) (V, bool) {
 	if pg, bit := m.find(k); pg != nil && pg.used&bit != 0 {
-		return pg.vals[k%pageKeys], true
+		return pg.vals[uint32(k)%pageKeys], true
 	}
 	var zero V
 	return zero, false
@@ -83,14 +88,15 @@ func (m *Map[V]) Set(k int32, v V) {
 func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
 	pg, bit := m.find(k)
 	if pg == nil {
-		pg, bit = m.newPage(k), 1<<(k%pageKeys)
+		pg, bit = m.newPage(k), 1<<(uint32(k)%pageKeys)
 	}
+	i := uint32(k) % pageKeys
 	if pg.used&bit != 0 {
-		return &pg.vals[k%pageKeys], true
+		return &pg.vals[i], true
 	}
 	pg.used |= bit
 	m.n++
-	return &pg.vals[k%pageKeys], false
+	return &pg.vals[i], false
 }
 
 // newPage gives k's page a page, reusing a free one, and returns it.
@@ -118,10 +124,10 @@ func (m *Map[V]) Delete(k int32) {
 	}
 	var zero V
 	pg.used &^= bit
-	pg.vals[k%pageKeys] = zero
+	pg.vals[uint32(k)%pageKeys] = zero
 	m.n--
 	if pg.used == 0 {
-		d := k / pageKeys
+		d := uint32(k) / pageKeys
 		m.free = append(m.free, m.dir[d]-1)
 		m.dir[d] = 0
 	}
