@@ -533,6 +533,10 @@ type Slot struct {
 	Owner          int32 // request that last allocated, used or released it (kept while an observer is installed)
 }
 
+// IsCached reports whether slot s holds a cached copy (Inspect's State,
+// without building the rest).
+func (p *Pool) IsCached(s int32) bool { return p.slots[s].state == Cached }
+
 // Inspect returns slot s's state.
 func (p *Pool) Inspect(s int32) Slot {
 	sl := &p.slots[s]

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -78,7 +77,7 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		}
 		if k.Cfg.PrefixCaching {
 			for j := before / bs; j < target/bs; j++ {
-				if k.Pool.Inspect(r.Slots[j]).State != g1.Cached {
+				if !k.Pool.IsCached(r.Slots[j]) {
 					k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
 				}
 			}

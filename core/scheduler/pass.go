@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/core/connector"
-	"github.com/kvsim/kvsim/core/g1"
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/request"
 	"github.com/kvsim/kvsim/core/timing"
@@ -314,7 +313,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	// (docs/model/g1.md ("Becoming cached")).
 	if k.Cfg.PrefixCaching {
 		for j := before / bs; j < target/bs; j++ {
-			if k.Pool.Inspect(r.Slots[j]).State != g1.Cached {
+			if !k.Pool.IsCached(r.Slots[j]) {
 				k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
 			}
 		}
