@@ -91,27 +91,47 @@ func NewTable(n int) *Table {
 
 // add appends an identity with hash h and returns it.
 func (t *Table) add(h uint64, o Origin) ID {
-	id := ID(t.n)
+	id := t.push(h)
+	t.noteOrigin(id, o)
+	return id
+}
+
+// push appends an identity with hash h and returns it; its origin is the
+// caller's to note (noteOrigin).
+func (t *Table) push(h uint64) ID {
 	last := &t.hashes[len(t.hashes)-1]
-	switch {
-	case len(*last) < cap(*last):
-	case cap(*last) < pageSize: // the first page, sized by NewTable
-		grown := make([]uint64, len(*last), min(2*cap(*last), pageSize))
-		copy(grown, *last)
-		*last = grown
-	default:
-		t.hashes = append(t.hashes, make([]uint64, 0, pageSize))
-		last = &t.hashes[len(t.hashes)-1]
+	if len(*last) == cap(*last) {
+		last = t.grow()
 	}
 	*last = append(*last, h)
 	if t.n%64 == 0 {
 		t.cont = append(t.cont, 0)
 	}
 	t.n++
+	return ID(t.n - 1)
+}
+
+// grow makes room for one more hash and returns the page it goes in. It
+// runs once per page, so it is kept out of push, which then inlines.
+//
+//go:noinline
+func (t *Table) grow() *[]uint64 {
+	last := &t.hashes[len(t.hashes)-1]
+	if cap(*last) < pageSize { // the first page, sized by NewTable
+		grown := make([]uint64, len(*last), min(2*cap(*last), pageSize))
+		copy(grown, *last)
+		*last = grown
+		return last
+	}
+	t.hashes = append(t.hashes, make([]uint64, 0, pageSize))
+	return &t.hashes[len(t.hashes)-1]
+}
+
+// noteOrigin records that id, the newest identity, was born at o.
+func (t *Table) noteOrigin(id ID, o Origin) {
 	if k := len(t.runs) - 1; k < 0 || t.runs[k].o.Request != o.Request || t.runs[k].o.Block+int32(id-t.runs[k].id) != o.Block {
 		t.runs = append(t.runs, originRun{id: id, o: o})
 	}
-	return id
 }
 
 // firstChild is parent's first child (None: it has none).
@@ -191,12 +211,26 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 // before (a new identity has no child yet, so none needs looking up). It
 // returns ids and the last hash.
 func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) ([]ID, uint64) {
-	for range k {
-		last = Link(last, c)
-		id := t.add(last, o)
-		t.cont[(id-1)>>6] |= 1 << ((id - 1) & 63)
-		ids = append(ids, id)
-		o.Block++
+	t.noteOrigin(ID(t.n), o) // the rest continue its run
+	for k > 0 {
+		// push, written out for the room left in the page.
+		pg := &t.hashes[len(t.hashes)-1]
+		if len(*pg) == cap(*pg) {
+			pg = t.grow()
+		}
+		room := min(k, cap(*pg)-len(*pg))
+		for range room {
+			last = Link(last, c)
+			*pg = append(*pg, last)
+			id := ID(t.n)
+			if id%64 == 0 {
+				t.cont = append(t.cont, 0)
+			}
+			t.cont[(id-1)>>6] |= 1 << ((id - 1) & 63)
+			t.n++
+			ids = append(ids, id)
+		}
+		k -= room
 	}
 	return ids, last
 }

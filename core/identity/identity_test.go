@@ -313,3 +313,29 @@ func TestTable_SnapshotsGoOnIndependently(t *testing.T) {
 		w.step(t, rng, "table after the snapshots went on")
 	}
 }
+
+// TestSequence_LongRunCrossesPages: one run long enough to fill the
+// first hash page as it grows and to start the next (Table.extendNewest
+// writes a page's room at a time) gets the identities, hashes and
+// origins of the token path.
+func TestSequence_LongRunCrossesPages(t *testing.T) {
+	const n = 70_000
+	for _, bs := range []int{1, 3} {
+		ta, tb := identity.NewTable(4), identity.NewTable(4)
+		var a, b identity.Sequence
+		toks := make([]uint32, n*bs+bs-1) // and a partial block
+		for i := range toks {
+			toks[i] = 7
+		}
+		a.Extend(ta, toks, bs, 2)
+		b.AppendRun(tb, 7, len(toks), bs, 2)
+		if !slices.Equal(a.IDs, b.IDs) || ta.Len() != n || tb.Len() != n {
+			t.Fatalf("block size %d: %d and %d identities", bs, ta.Len(), tb.Len())
+		}
+		for id := range identity.ID(n) {
+			if ta.Hash(id) != tb.Hash(id) || ta.Origin(id) != tb.Origin(id) {
+				t.Fatalf("block size %d: identity %d is %x %+v and %x %+v", bs, id, ta.Hash(id), ta.Origin(id), tb.Hash(id), tb.Origin(id))
+			}
+		}
+	}
+}
