@@ -76,7 +76,7 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 			r.Slots = slots
 		}
 		if k.Cfg.PrefixCaching {
-			for j := before / bs; j < target/bs; j++ {
+			for j := before / bs; (j+1)*bs <= target; j++ { // one division, not one per step
 				if !k.Pool.IsCached(r.Slots[j]) {
 					k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
 				}

@@ -312,7 +312,7 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	// request scheduled later in the same pass can hit them
 	// (docs/model/g1.md ("Becoming cached")).
 	if k.Cfg.PrefixCaching {
-		for j := before / bs; j < target/bs; j++ {
+		for j := before / bs; (j+1)*bs <= target; j++ { // one division, not one per step
 			if !k.Pool.IsCached(r.Slots[j]) {
 				k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
 			}
