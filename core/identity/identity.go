@@ -111,10 +111,8 @@ func (t *Table) push(h uint64) ID {
 	return ID(t.n - 1)
 }
 
-// grow makes room for one more hash and returns the page it goes in. It
-// runs once per page, so it is kept out of push, which then inlines.
-//
-//go:noinline
+// grow makes room for one more hash and returns the page it goes in (once
+// per page).
 func (t *Table) grow() *[]uint64 {
 	last := &t.hashes[len(t.hashes)-1]
 	if cap(*last) < pageSize { // the first page, sized by NewTable
@@ -208,9 +206,8 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 // extendNewest appends k identities to ids, each the only child of the
 // one before and the first a child of the newest identity, whose hash is
 // last: the blocks of content c a request computes past anything computed
-// before (a new identity has no child yet, so none needs looking up). It
-// returns ids and the last hash.
-func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) ([]ID, uint64) {
+// before (a new identity has no child yet, so none needs looking up).
+func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) []ID {
 	t.noteOrigin(ID(t.n), o) // the rest continue its run
 	for k > 0 {
 		// push, written out for the room left in the page.
@@ -232,7 +229,7 @@ func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) ([]ID, u
 		}
 		k -= room
 	}
-	return ids, last
+	return ids
 }
 
 // Snapshot returns a table equal to t; later changes to either leave the
@@ -431,8 +428,7 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 				full, haveFull = contentRun(nil, x, blockSize), true
 			}
 			k := n / blockSize
-			s.IDs, last = t.extendNewest(last, full, k, Origin{Request: req, Block: int32(len(s.IDs))}, s.IDs)
-			parent = s.IDs[len(s.IDs)-1]
+			s.IDs = t.extendNewest(last, full, k, Origin{Request: req, Block: int32(len(s.IDs))}, s.IDs)
 			n -= k * blockSize
 			break
 		}
