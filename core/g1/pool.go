@@ -198,6 +198,8 @@ func (p *Pool) changed(s int32) {
 	}
 }
 
+// observe is changed's part with an observer: the slot's use, its age when
+// the use changed, the change count, and the call unless quiet.
 func (p *Pool) observe(s int32) {
 	sl := &p.slots[s]
 	was := sl.told
