@@ -54,7 +54,9 @@ func (m *Map[V]) Pages() int { return len(m.pages) - len(m.free) }
 //
 // Keys are read as unsigned: a negative key is past every directory, and
 // the page and bit need no sign corrections (this runs for every G1
-// eviction, finalization and prefix lookup).
+// eviction, finalization and prefix lookup). It returns the bit, not k's
+// place in the page: callers that shift by a place they are handed pay a
+// test for shifts past 63 (3 % more instructions on the Mooncake run).
 func (m *Map[V]) find(k int32) (*page[V], uint64) {
 	u := uint32(k)
 	if uint(u/pageKeys) >= uint(len(m.dir)) {
