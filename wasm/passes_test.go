@@ -57,14 +57,7 @@ func TestRestoreFrame(t *testing.T) {
 	if len(tl.Transfers) == 0 || math.IsNaN(tl.Transfers[0].Complete) {
 		t.Fatalf("transfers %+v", tl.Transfers)
 	}
-	bin, meta, err := p.frame(0, 0, restore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f proto.Frame
-	if err := proto.DecodeFrame(bin, &f); err != nil {
-		t.Fatal(err)
-	}
+	f, meta := decodedFrame(t, p, restore)
 	snap, _ := p.recs[0].Seek(0, restore)
 	want := map[string]bool{}
 	for _, e := range snap.Events {
@@ -205,14 +198,7 @@ func TestAnswerBlocksAreMarked(t *testing.T) {
 	p := indexAll(t, outs)
 	p.setPrompts(0, outs[0].Output.Records)
 	rec := p.recs[0]
-	bin, _, err := p.frame(0, 0, rec.NumLines(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f proto.Frame
-	if err := proto.DecodeFrame(bin, &f); err != nil {
-		t.Fatal(err)
-	}
+	f, _ := decodedFrame(t, p, rec.NumLines(0))
 	prompt := map[string]int{}
 	for _, r := range outs[0].Output.Records {
 		prompt[r.RequestID] = r.InputLength
@@ -426,14 +412,7 @@ func TestFramesNameWhatTheRecordHolds(t *testing.T) {
 	cells := 0
 	for k := range 150 {
 		pass := 1 + (k*7919)%n
-		bin, _, err := p.frame(0, 0, pass)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f proto.Frame
-		if err := proto.DecodeFrame(bin, &f); err != nil {
-			t.Fatal(err)
-		}
+		f, _ := decodedFrame(t, p, pass)
 		snap, err := rec.Seek(0, pass)
 		if err != nil {
 			t.Fatal(err)
@@ -487,4 +466,19 @@ func TestFramesNameWhatTheRecordHolds(t *testing.T) {
 	if n < 150 || len(hues) < 2 {
 		t.Errorf("%d passes, %d sessions: the test shows little", n, len(hues))
 	}
+}
+
+// decodedFrame is the frame of rank 0's pass of p's first run, as the page
+// decodes it.
+func decodedFrame(t *testing.T, p *passes, pass int) (proto.Frame, *proto.FrameMeta) {
+	t.Helper()
+	bin, meta, err := p.frame(0, 0, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f proto.Frame
+	if err := proto.DecodeFrame(bin, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f, meta
 }

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
 )
@@ -94,11 +92,7 @@ func benchWindows(b *testing.B, job Job, use bool) {
 // pending recorder as the page's window moves are: the copy a window
 // move restores and a run toward a window takes.
 func BenchmarkCheckpointCopy(b *testing.B) {
-	path, dir, data, files := mooncakeCase(b)
-	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg, files := mooncakeConfig(b, nil)
 	wl, err := Workload(cfg, files)
 	if err != nil {
 		b.Fatal(err)

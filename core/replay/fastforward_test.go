@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -197,11 +196,7 @@ func TestFastForwardTimedWorldDigests(t *testing.T) {
 // (KVSIM_MOONCAKE, as for core/shard's tests; minutes of CPU, skipped when
 // unset) is byte-identical with the fast-forward on and off.
 func TestFastForwardMooncake(t *testing.T) {
-	path, dir, data, open := mooncakeCase(t)
-	cfg, err := config.Parse(filepath.Base(path), dir, data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, open := mooncakeConfig(t, nil)
 	var sums [2][]byte
 	for i, off := range []bool{false, true} {
 		wl, err := Workload(cfg, open)

@@ -198,12 +198,8 @@ func TestShardsNeedOneEngineForARecord(t *testing.T) {
 // TestShardedMooncake: the Mooncake conversation trace's summary is the
 // same split and in one engine (set KVSIM_MOONCAKE to conversation.yaml).
 func TestShardedMooncake(t *testing.T) {
-	path, dir, data, open := mooncakeCase(t)
 	for _, sets := range [][]string{nil, {"engine.workers.aggregated.kv_cache.host_offload={num_host_blocks: 200000, connector: simple_cpu_v0_32}"}} {
-		cfg, err := config.Parse(filepath.Base(path), dir, data, sets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg, open := mooncakeConfig(t, sets)
 		wl, err := Workload(cfg, open)
 		if err != nil {
 			t.Fatal(err)
@@ -237,6 +233,18 @@ func mooncakeCase(t testing.TB) (path, dir string, data []byte, open Opener) {
 		t.Fatal(err)
 	}
 	return path, dir, data, func(p string) (io.ReadCloser, error) { return os.Open(filepath.Join(dir, p)) }
+}
+
+// mooncakeConfig is mooncakeCase's config parsed with sets applied, and
+// the opener for its trace.
+func mooncakeConfig(t testing.TB, sets []string) (*config.Config, Opener) {
+	t.Helper()
+	path, dir, data, open := mooncakeCase(t)
+	cfg, err := config.Parse(filepath.Base(path), dir, data, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, open
 }
 
 // TestJobSplitsAShardableRun: Run splits a run it can (Output.Engines, at
