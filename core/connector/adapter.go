@@ -462,6 +462,7 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 	// newStore sized both lists for the keys: fill them in place.
 	n := len(keys)
 	t.Indices, t.Slots = t.Indices[:n], t.Slots[:n]
+	t.Entries = append(t.Entries, tier.Prepared()...)
 	if a.RoomLimited {
 		copy(t.Indices, a.scratchJ)
 	} else {

@@ -35,8 +35,11 @@ type Transfer struct {
 	Keys  []identity.ID
 	// Slots are the G1 copies a store reads (parallel to Keys), or the
 	// reserved slots a load writes.
-	Slots    []int32
-	Indices  []int32 // block indices of Keys inside the request
+	Slots   []int32
+	Indices []int32 // block indices of Keys inside the request
+	// Entries are a store's G2 entries (parallel to Keys, g2.Tier.Prepared),
+	// which its completion makes resident.
+	Entries  []int32
 	Bytes    int64
 	AtFinish bool
 
@@ -91,7 +94,8 @@ func (r *Registry) newTransfer() *Transfer {
 }
 
 // newStore returns a store record with every field zero except Keys (length
-// n) and Indices and Slots (empty, capacity n), reusing a retired record.
+// n) and Indices, Slots and Entries (empty, capacity n), reusing a retired
+// record.
 func (r *Registry) newStore(n int) *Transfer {
 	var t *Transfer
 	if k := len(r.free); k > 0 {
@@ -100,11 +104,11 @@ func (r *Registry) newStore(n int) *Transfer {
 	} else {
 		t = r.newTransfer()
 	}
-	keys, idx, slots := t.Keys[:0], t.Indices[:0], t.Slots[:0]
+	keys, idx, slots, es := t.Keys[:0], t.Indices[:0], t.Slots[:0], t.Entries[:0]
 	if cap(keys) < n {
-		keys, idx, slots = r.idList(n)[:0], r.i32List(n), r.i32List(n)
+		keys, idx, slots, es = r.idList(n)[:0], r.i32List(n), r.i32List(n), r.i32List(n)
 	}
-	*t = Transfer{Kind: Store, Keys: keys[:n], Indices: idx, Slots: slots}
+	*t = Transfer{Kind: Store, Keys: keys[:n], Indices: idx, Slots: slots, Entries: es}
 	return t
 }
 
@@ -341,7 +345,7 @@ func (d *Domain) Advance(now vtime.Time) bool {
 		t.physical = true
 		switch t.Kind {
 		case Store:
-			d.Tier.CompleteStore(t.Keys)
+			d.Tier.Complete(t.Entries)
 			if t.Owner.g3 != nil {
 				t.Owner.g3Write(t.Keys, t.Deadline)
 			}

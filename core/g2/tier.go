@@ -103,8 +103,10 @@ type Tier struct {
 	demand    int
 	absent    identity.ID
 	missPos   []int32 // positions in keys of the last PrepareProtected's missing keys
+	prepared  []int32 // the entries the last Prepare* created, in key order
 	obs       Observer
 	scratch   []int32
+	byKey     []int32 // CompleteStore's entries
 	// Evictions counts entries evicted to make room.
 	Evictions int64
 }
@@ -413,8 +415,11 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		t.freeEnt = append(t.freeEnt, e)
 		e = next
 	}
+	t.prepared = t.prepared[:0]
 	for _, id := range missing[start:] {
-		t.addPending(t.newEntry(), id)
+		e := t.newEntry()
+		t.addPending(e, id)
+		t.prepared = append(t.prepared, e)
 	}
 	return missing, Prepared
 }
@@ -461,9 +466,12 @@ func (t *Tier) Room() int { return t.NumFree() + t.NumEvictable() }
 // recently freed entry would give back the same one): under a full tier
 // every stored block takes this path.
 func (t *Tier) PrepareUnprotected(keys []identity.ID) {
+	t.prepared = t.prepared[:0]
 	for _, id := range keys {
 		if t.NumFree() > 0 {
-			t.addPending(t.newEntry(), id)
+			e := t.newEntry()
+			t.addPending(e, id)
+			t.prepared = append(t.prepared, e)
 			continue
 		}
 		e := t.head
@@ -475,8 +483,15 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 		}
 		t.evict(e)
 		t.addPending(e, id)
+		t.prepared = append(t.prepared, e)
 	}
 }
+
+// Prepared is the entries the last PrepareProtected (when it answered
+// Prepared) or PrepareUnprotected created, one per key it made pending, in
+// key order: a store keeps them for Complete. A pending entry is never
+// evicted, so each stays its key's until the store completes.
+func (t *Tier) Prepared() []int32 { return t.prepared }
 
 // newEntry returns a free entry: the most recently freed one, or a new one.
 func (t *Tier) newEntry() int32 {
@@ -529,29 +544,44 @@ func (t *Tier) evict(e int32) {
 	}
 }
 
-// CompleteStore makes the pending keys of one finished store resident. The
-// keys of one completion enter the eviction order together: as one cohort
-// ordered by identity for CohortLRU, in block order for FreeQueue; Ranked
-// keeps the place they got at preparation.
+// CompleteStore makes the pending keys of one finished store resident (see
+// Complete), finding each key's entry.
 func (t *Tier) CompleteStore(keys []identity.ID) {
-	t.version++
-	t.scratch = t.scratch[:0]
-	// FreeQueue lists the keys in block order as they complete; the other
-	// policies gather the cohort first (enterCohort).
-	queue := t.policy == FreeQueue
+	es := t.byKey[:0]
 	for _, id := range keys {
 		e := t.find(id)
-		if e == nilEntry || !t.entries[e].pending {
+		if e == nilEntry {
 			panic("g2: completing a store that is not pending")
 		}
+		es = append(es, e)
+	}
+	t.byKey = es
+	t.Complete(es)
+}
+
+// Complete makes the pending entries of one finished store resident, given
+// as Prepared returned them (which spares a lookup per stored block). The
+// entries of one completion enter the eviction order together: as one
+// cohort ordered by identity for CohortLRU, in block order for FreeQueue;
+// Ranked keeps the place they got at preparation.
+func (t *Tier) Complete(es []int32) {
+	t.version++
+	t.scratch = t.scratch[:0]
+	// FreeQueue lists the entries in block order as they complete; the
+	// other policies gather the cohort first (enterCohort).
+	queue := t.policy == FreeQueue
+	for _, e := range es {
 		en := &t.entries[e]
+		if !en.pending {
+			panic("g2: completing a store that is not pending")
+		}
 		en.pending = false
 		t.resident++
 		t.nEvict++
 		if queue {
 			if en.pins == 0 && !en.inList {
 				if t.obs != nil { // pushTail, inlined: this loop lists every stored block
-					t.obs.Listed(id, true)
+					t.obs.Listed(en.id, true)
 				}
 				t.link(e)
 			}
@@ -561,8 +591,8 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 	}
 	t.enterCohort()
 	if t.obs != nil {
-		for _, id := range keys {
-			t.obs.EntryChanged(id)
+		for _, e := range es {
+			t.obs.EntryChanged(t.entries[e].id)
 		}
 	}
 }

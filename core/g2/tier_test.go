@@ -480,3 +480,79 @@ func (m *moveLog) Evicted(identity.ID)      {}
 func (m *moveLog) Listed(id identity.ID, in bool) {
 	m.moves = append(m.moves, fmt.Sprintf("%s%d", map[bool]string{false: "-", true: "+"}[in], id))
 }
+
+// TestComplete_PreparedEntriesMatchKeys drives two tiers through the same
+// random stores, pins and unpins under each policy: one completes its
+// stores by the entries Prepared returned (as connectors do), the other by
+// their keys. Prepared must name one pending entry per key made pending,
+// and the two tiers must keep the same contents and eviction order.
+func TestComplete_PreparedEntriesMatchKeys(t *testing.T) {
+	for _, policy := range []g2.Policy{g2.CohortLRU, g2.Ranked, g2.FreeQueue} {
+		t.Run(policy.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(policy)))
+			byEntry, byKey := g2.NewTier(10, policy), g2.NewTier(10, policy)
+			type store struct {
+				keys    ids
+				entries []int32
+			}
+			var pending []store
+			var pinned ids
+			for step := 0; step < 20000; step++ {
+				switch op := rng.IntN(4); {
+				case op == 0 && len(pending) > 0:
+					k := rng.IntN(len(pending))
+					byEntry.Complete(pending[k].entries)
+					byKey.CompleteStore(pending[k].keys)
+					pending = slices.Delete(pending, k, k+1)
+				case op == 1:
+					if id := identity.ID(rng.IntN(30)); byKey.Lookup(id) == g2.Resident && rng.IntN(2) == 0 {
+						byEntry.Pin(ids{id})
+						byKey.Pin(ids{id})
+						pinned = append(pinned, id)
+					} else if len(pinned) > 0 {
+						k := rng.IntN(len(pinned))
+						byEntry.Unpin(pinned[k : k+1])
+						byKey.Unpin(pinned[k : k+1])
+						pinned = slices.Delete(pinned, k, k+1)
+					}
+				default:
+					var keys ids
+					for id := identity.ID(rng.IntN(26)); len(keys) < 1+rng.IntN(5); id++ {
+						if op == 2 || byKey.Lookup(id) == g2.Absent {
+							keys = append(keys, id)
+						}
+					}
+					if op == 2 {
+						missing, res := byEntry.PrepareProtected(keys, nil)
+						if _, res2 := byKey.PrepareProtected(keys, nil); res2 != res {
+							t.Fatalf("step %d: the tiers answered %v and %v", step, res, res2)
+						}
+						if res != g2.Prepared {
+							break
+						}
+						keys = missing
+					} else {
+						keys = keys[:min(len(keys), byKey.Room())]
+						if len(keys) == 0 {
+							break
+						}
+						byEntry.PrepareUnprotected(keys)
+						byKey.PrepareUnprotected(keys)
+					}
+					es := slices.Clone(byEntry.Prepared())
+					if len(es) != len(keys) {
+						t.Fatalf("step %d: %d entries prepared for %d keys", step, len(es), len(keys))
+					}
+					pending = append(pending, store{keys, es})
+				}
+				check(t, byEntry)
+				if a, b := byEntry.Order(nil), byKey.Order(nil); !slices.Equal(a, b) {
+					t.Fatalf("step %d: eviction order %v by entry, %v by key", step, a, b)
+				}
+				if a, b := byEntry.Entries(nil), byKey.Entries(nil); !slices.Equal(a, b) {
+					t.Fatalf("step %d: entries %v by entry, %v by key", step, a, b)
+				}
+			}
+		})
+	}
+}
