@@ -136,6 +136,9 @@ type worker struct {
 	busy    bool
 	end     vtime.Time
 	planned []bool
+	// pure marks the ranks fastForward's pureInstant found runnable, with a
+	// pure decode step next, before the pass end's commit.
+	pure []bool
 	// noopAt is the instant of the last pass that changed nothing (Unset
 	// when the last pass changed something); the worker does not start
 	// again at that instant unless poked.
@@ -212,7 +215,8 @@ type Engine struct {
 
 	heldBack bool // a shard's worker was held back by the no-op rule (shard.go)
 
-	ff bool // fastForwardable
+	ff     bool // fastForwardable
+	hosted bool // some rank has a G2 connector (fastForward's pureStart)
 	// FastForwarded counts the group passes computed by the fast-forward
 	// (scheduler.Rank.DecodeStep), a part of Passes.
 	FastForwarded int64
@@ -395,6 +399,9 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 		}
 	}
 	e.ff = e.fastForwardable()
+	for _, rk := range e.ranks {
+		e.hosted = e.hosted || rk.Host != nil
+	}
 	return e, nil
 }
 
@@ -565,6 +572,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 			e.ranks = append(e.ranks, rk)
 		}
 		wk.planned = make([]bool, len(wk.ranks))
+		wk.pure = make([]bool, len(wk.ranks))
 		e.workers = append(e.workers, wk)
 	}
 	return nil

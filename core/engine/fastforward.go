@@ -23,8 +23,11 @@ import (
 
 // fastForwardable reports whether a run may fast-forward at all: nothing
 // of the engine's that settle runs at an instant besides a worker's pass
-// end and start may be in play (no G2 or G3, no P/D handoffs, no agentic
-// plays, profiles, warmup or cancellations). An observer is told of each
+// end and start may be in play (no shared G2 pool or G3, no P/D handoffs,
+// no agentic plays, profiles, warmup or cancellations). A rank's private
+// G2 tier is in play only at its own pass boundaries and passes, which
+// completePass and DecodeStep run as settle would; an idle worker's
+// copies are the exception fastForward checks for (quiet). An observer is told of each
 // pass as settle tells it (decodePass, completePass); a pure decode step
 // has no scheduler event to tell.
 func (e *Engine) fastForwardable() bool {
@@ -33,7 +36,7 @@ func (e *Engine) fastForwardable() bool {
 		return false
 	}
 	for _, rk := range e.ranks {
-		if rk.Host != nil || rk.Role != config.RoleAggregated {
+		if rk.Role != config.RoleAggregated {
 			return false
 		}
 	}
@@ -55,8 +58,8 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 		horizon = e.arrivals[0].at
 	}
 	for _, x := range e.workers {
-		if !x.busy && x.runnable() {
-			return false // it may start at any instant
+		if !x.busy && (x.runnable() || !quiet(x)) {
+			return false // it may start, or tick, at any instant
 		}
 	}
 	stop := min(until, e.cutoff)
@@ -79,7 +82,15 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 		started := false
 		for _, x := range e.workers {
 			if x.canStart(t) {
-				e.decodePass(x, t)
+				// A pass end's engine boundary (completePass) can wake a
+				// rank's connector waiters: then that worker's next pass
+				// is not a pure decode step, and it starts as settle
+				// would start it.
+				if !e.hosted || e.pureStart(x) {
+					e.decodePass(x, t)
+				} else {
+					e.startPass(x, t)
+				}
 				started = true
 			}
 		}
@@ -109,6 +120,23 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 	return done
 }
 
+// quiet reports whether settle's idle ticks would leave idle worker w
+// alone at every instant: none of its ranks' connectors has a copy in
+// flight, one waiting to be submitted, a completion to deliver or a wake
+// (connector.Adapter.Tick would answer false). A worker idle at the start
+// of a fast-forward stays idle through it, and nothing else gives its
+// ranks copies. (This may be stricter than needed, since Tick applies
+// late completions at their own times; no random world tells the two
+// apart, so the safe rule stays.)
+func quiet(w *worker) bool {
+	for _, rk := range w.ranks {
+		if h := rk.Host; h != nil && (h.HasWork() || !h.Deferrable()) {
+			return false
+		}
+	}
+	return true
+}
+
 // decodePass is startPass for a group pass whose every runnable rank has a
 // pure decode step next (pureInstant).
 func (e *Engine) decodePass(w *worker, now vtime.Time) {
@@ -134,6 +162,25 @@ func (e *Engine) decodePass(w *worker, now vtime.Time) {
 	e.FastForwarded++
 }
 
+// pureStart reports whether every rank of w that is runnable now has a
+// pure decode step next, after w's pass end was committed. pureInstant
+// asked before the commit; only the commit's engine boundary can change
+// the answer since, when it woke the ranks (w.poked), and then only for a
+// rank that was not runnable (its connector waiters woke): on a runnable
+// rank with a pure step next nothing waits to be woken, and finished
+// copies only free G1 blocks.
+func (e *Engine) pureStart(w *worker) bool {
+	if !w.poked {
+		return true
+	}
+	for i, rk := range w.ranks {
+		if rk.Host != nil && !w.pure[i] && rk.Runnable() && !rk.DecodeNext() {
+			return false
+		}
+	}
+	return true
+}
+
 // pureInstant reports whether w's pass end is an instant fastForward
 // computes exactly: its commit finishes and rejects nothing, and every rank
 // that will be runnable after it has a pure decode step next.
@@ -146,7 +193,8 @@ func (e *Engine) pureInstant(w *worker) bool {
 				return false
 			}
 		}
-		if rk.Runnable() {
+		w.pure[i] = rk.Runnable()
+		if w.pure[i] {
 			if !rk.DecodeNext() {
 				return false
 			}

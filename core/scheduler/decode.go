@@ -8,18 +8,21 @@ import (
 // DecodeNext reports whether the pass that would start on this rank now
 // (the engine asks when the pass in flight has been committed) is a pure
 // decode step that DecodeStep computes exactly as Pass would
-// (docs/model/engine.md ("Fast-forward of pure decode passes")): no G2, an aggregated rank with nothing
-// waiting, every running request one token past its KV (its last output
-// token) and not finishing with the next one, and G1 room for every block
-// the step needs. Then Pass would give each running request one token in
-// running order (allocating its next block when the token starts one, and
-// finalizing the block it completes), preempt, admit, reject, store and
-// finish nothing, time the pass (DecodeMs, or the modelled time of that
-// decode batch) and emit one token per request
-// (interning the identity of a block the token completes).
+// (docs/model/engine.md ("Fast-forward of pure decode passes")): an
+// aggregated rank with nothing waiting (no connector waiter either), every
+// running request one token past its KV (its last output token) and not
+// finishing with the next one, and G1 room for every block the step needs.
+// Then Pass would give each running request one token in running order
+// (allocating its next block when the token starts one, fencing it behind
+// a store still reading it, and finalizing the block it completes),
+// preempt, admit, reject and finish nothing, run the store hook for the
+// requests with a block to store, time the pass (DecodeMs, or the modelled
+// time of that decode batch, from the connector's compute start) and emit
+// one token per request (interning the identity of a block the token
+// completes).
 func (k *Rank) DecodeNext() bool {
 	c := &k.Cfg
-	if k.Host != nil || c.Role != Aggregated || (c.Timing == nil && !(c.DecodeMs > 0)) {
+	if c.Role != Aggregated || (c.Timing == nil && !(c.DecodeMs > 0)) {
 		return false
 	}
 	n := len(k.running)
@@ -69,11 +72,15 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		target := before + 1
 		if target > len(r.Slots)*bs { // as schedule: the step starts a block
 			need := (target+bs-1)/bs - len(r.Slots)
+			start := len(r.Slots)
 			slots, ok := k.Pool.For(r.Index).Alloc(need, r.Slots)
 			if !ok {
 				panic("scheduler: DecodeStep without G1 room (DecodeNext was not asked)")
 			}
 			r.Slots = slots
+			if k.Host != nil {
+				k.Host.FenceAllocation(r.Slots[start:], now)
+			}
 		}
 		if k.Cfg.PrefixCaching {
 			for j := before / bs; (j+1)*bs <= target; j++ { // one division, not one per step
@@ -85,12 +92,22 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		r.Computed = target
 		r.PassMark, r.PassSlot = k.mark, int32(len(res.Scheduled))
 		pushScheduled(&res.Scheduled, Scheduled{Req: r, Before: before, Tokens: 1})
+		if k.Host != nil { // noteStoreDue does not inline: no call without a connector
+			k.noteStoreDue(r, before)
+		}
 	}
-	res.ComputeStart = now
+	start := now
+	if k.Host != nil { // Pass's store hook and compute start
+		for _, s := range k.storeDue {
+			k.Host.ObserveCompletedBlocks(s.Req, s.Before, s.Req.Computed, now)
+		}
+		start = k.Host.ComputeStart(now)
+	}
+	res.ComputeStart = start
 	if m := k.Cfg.Timing; m != nil {
-		k.timeDecodeStep(m, now)
+		k.timeDecodeStep(m, start)
 	} else {
-		end := now
+		end := start
 		end += k.Cfg.DecodeMs
 		res.End = end
 	}
