@@ -62,6 +62,13 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 			return false // it may start, or tick, at any instant
 		}
 	}
+	due := false
+	for _, x := range e.workers {
+		due = due || (x.busy && x.end <= t)
+	}
+	if !due {
+		return false // not a pass end: settle's (an idle rank's copy completes)
+	}
 	stop := min(until, e.cutoff)
 	done := false
 	for t < horizon && t <= stop {
@@ -125,9 +132,11 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 // flight, one waiting to be submitted, a completion to deliver or a wake
 // (connector.Adapter.Tick would answer false). A worker idle at the start
 // of a fast-forward stays idle through it, and nothing else gives its
-// ranks copies. (This may be stricter than needed, since Tick applies
-// late completions at their own times; no random world tells the two
-// apart, so the safe rule stays.)
+// ranks copies. (This may be stricter than needed: Tick applies late
+// completions at their own times, and with the check below that an
+// instant is a pass end, no test world tells the two apart. Without that
+// check, an idle rank's copy completing between pass ends made the engine
+// ask fastForward for that instant forever.)
 func quiet(w *worker) bool {
 	for _, rk := range w.ranks {
 		if h := rk.Host; h != nil && (h.HasWork() || !h.Deferrable()) {

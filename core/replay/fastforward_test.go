@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -317,6 +318,55 @@ func TestFastForwardRandomWorlds(t *testing.T) {
 	t.Logf("%d group passes fast-forwarded, %d with a G2 tier", total, withG2)
 	if total == 0 || withG2 == 0 {
 		t.Error("no world (with a G2 tier) fast-forwarded a pass")
+	}
+}
+
+// TestFastForwardAffinityWorlds: random worlds of two or three replicas
+// under session affinity, each with a rank-private G2 tier whose stores are
+// slow, and sessions whose turns extend the last one's prompt: a turn often
+// finds its prefix on its replica's tier still being stored (a deferred
+// lookup) while the other replicas decode. Reports are byte-identical with
+// the fast-forward on and off.
+func TestFastForwardAffinityWorlds(t *testing.T) {
+	var total int64
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		w := harness.World{G1: 40 + rng.IntN(120), Budget: 16 + rng.IntN(120), MaxSeq: 1 + rng.IntN(8),
+			Replicas: 2 + rng.IntN(2), DP: 1, Routing: "session_affinity",
+			Prefill: vtime.Time(0.5 + rng.Float64()*4), Decode: vtime.Time(0.1 + rng.Float64()*2),
+			G2: 8 + rng.IntN(60), Connector: []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"}[rng.IntN(3)],
+			D2H: 0.01 + rng.Float64()*0.3, H2D: 0.05 + rng.Float64()*2}
+		var rows []harness.Row
+		next := 1
+		for s := range 2 + rng.IntN(8) {
+			at := vtime.Time(rng.IntN(40))
+			var hash []int
+			for turn := range 1 + rng.IntN(4) {
+				for range 1 + rng.IntN(4) {
+					hash = append(hash, next)
+					next++
+				}
+				rows = append(rows, harness.Row{ID: fmt.Sprintf("s%dt%d", s, turn), Session: fmt.Sprintf("s%d", s),
+					At: at, Later: turn > 0, Delay: vtime.Time(rng.IntN(3)), Hash: slices.Clone(hash), Out: 1 + rng.IntN(80)})
+			}
+		}
+		cfg, err := config.Parse("world.yaml", ".", []byte(w.YAML()), nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		open := func(string) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			total += ffCompare(t, cfg, open)
+			if t.Failed() {
+				t.Log(w.YAML())
+			}
+		})
+	}
+	t.Logf("%d group passes fast-forwarded", total)
+	if total == 0 {
+		t.Error("no world fast-forwarded a pass")
 	}
 }
 
