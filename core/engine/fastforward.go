@@ -26,10 +26,10 @@ import (
 // end and start may be in play (no shared G2 pool or G3, no P/D handoffs,
 // no agentic plays, profiles, warmup or cancellations). A rank's private
 // G2 tier is in play only at its own pass boundaries and passes, which
-// completePass and DecodeStep run as settle would; an idle worker's
-// copies are the exception fastForward checks for (quiet). An observer is told of each
-// pass as settle tells it (decodePass, completePass); a pure decode step
-// has no scheduler event to tell.
+// completePass and DecodeStep run as settle would; an idle worker's copies
+// are the exception fastForward checks for (quiet). An observer is told of
+// each pass as settle tells it (decodePass, completePass); a pure decode
+// step has no scheduler event to tell.
 func (e *Engine) fastForwardable() bool {
 	if e.opts.NoFastForward || e.pd || e.agentic != nil || e.prof != nil ||
 		e.warm != nil || len(e.shared) > 0 || len(e.g3Stores) > 0 {
@@ -133,9 +133,9 @@ func (e *Engine) fastForward(t, until vtime.Time) bool {
 // (connector.Adapter.Tick would answer false). A worker idle at the start
 // of a fast-forward stays idle through it, and nothing else gives its
 // ranks copies. (This may be stricter than needed: Tick applies late
-// completions at their own times, and with the check below that an
-// instant is a pass end, no test world tells the two apart. Without that
-// check, an idle rank's copy completing between pass ends made the engine
+// completions at their own times, and with fastForward's check that its
+// first instant is a pass end, no test world tells the two apart. Without
+// either, an idle rank's copy completing between pass ends made the engine
 // ask fastForward for that instant forever.)
 func quiet(w *worker) bool {
 	for _, rk := range w.ranks {
