@@ -193,26 +193,40 @@ func TestFastForwardTimedWorldDigests(t *testing.T) {
 	t.Logf("%d group passes fast-forwarded", total)
 }
 
-// TestFastForwardMooncake: the summary of the Mooncake conversation trace
-// (KVSIM_MOONCAKE, as for core/shard's tests; minutes of CPU, skipped when
-// unset) is byte-identical with the fast-forward on and off.
+// TestFastForwardMooncake: the summary and requests.jsonl of the Mooncake
+// conversation trace (KVSIM_MOONCAKE, as for core/shard's tests; minutes of
+// CPU, skipped when unset), without G2 and with a 200,000-block SimpleCPU
+// tier, are byte-identical with the fast-forward on and off.
 func TestFastForwardMooncake(t *testing.T) {
-	cfg, open := mooncakeConfig(t, nil)
-	var sums [2][]byte
-	for i, off := range []bool{false, true} {
-		wl, err := Workload(cfg, open)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := RunWith(cfg, wl, engine.Options{NoFastForward: off})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sums[i] = res.SummaryJSON()
-		t.Logf("fast-forward off=%v: %d passes, %d fast-forwarded", off, res.Engine.Passes, res.Engine.FastForwarded)
-	}
-	if !bytes.Equal(sums[0], sums[1]) {
-		t.Errorf("the summary differs with the fast-forward on and off:\n on  %s\n off %s", sums[0], sums[1])
+	for _, tc := range []struct {
+		name string
+		sets []string
+	}{
+		{"no G2", nil},
+		{"SimpleCPU", []string{hostOffload + "={num_host_blocks: 200000, connector: simple_cpu_v0_32}"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, open := mooncakeConfig(t, tc.sets)
+			var outs [2][2][]byte
+			for i, off := range []bool{false, true} {
+				wl, err := Workload(cfg, open)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := RunWith(cfg, wl, engine.Options{NoFastForward: off})
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i] = [2][]byte{res.SummaryJSON(), res.RequestsJSONL()}
+				t.Logf("fast-forward off=%v: %d passes, %d fast-forwarded", off, res.Engine.Passes, res.Engine.FastForwarded)
+			}
+			if !bytes.Equal(outs[0][0], outs[1][0]) {
+				t.Errorf("the summary differs with the fast-forward on and off:\n on  %s\n off %s", outs[0][0], outs[1][0])
+			}
+			if !bytes.Equal(outs[0][1], outs[1][1]) {
+				t.Errorf("requests.jsonl differs with the fast-forward on and off (%d vs %d bytes)", len(outs[0][1]), len(outs[1][1]))
+			}
+		})
 	}
 }
 
