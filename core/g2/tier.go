@@ -417,9 +417,7 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	}
 	t.prepared = t.prepared[:0]
 	for _, id := range missing[start:] {
-		e := t.newEntry()
-		t.addPending(e, id)
-		t.prepared = append(t.prepared, e)
+		t.addPending(t.newEntry(), id)
 	}
 	return missing, Prepared
 }
@@ -469,9 +467,7 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 	t.prepared = t.prepared[:0]
 	for _, id := range keys {
 		if t.NumFree() > 0 {
-			e := t.newEntry()
-			t.addPending(e, id)
-			t.prepared = append(t.prepared, e)
+			t.addPending(t.newEntry(), id)
 			continue
 		}
 		e := t.head
@@ -483,7 +479,6 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 		}
 		t.evict(e)
 		t.addPending(e, id)
-		t.prepared = append(t.prepared, e)
 	}
 }
 
@@ -504,8 +499,10 @@ func (t *Tier) newEntry() int32 {
 	return int32(len(t.entries) - 1)
 }
 
-// addPending makes entry e, which is free, id's pending entry.
+// addPending makes entry e, which is free, id's pending entry, and notes
+// it in Prepared.
 func (t *Tier) addPending(e int32, id identity.ID) {
+	t.prepared = append(t.prepared, e)
 	t.version++
 	t.blockings++
 	en := &t.entries[e]
