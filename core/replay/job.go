@@ -50,6 +50,11 @@ type Job struct {
 	// (docs/model/engine.md ("Sharded runs")): the same reports, on one
 	// processor.
 	NoShard bool
+	// Part, when its Of is over 1, runs one part of a run split across
+	// processes (Parts says into how many it may be split): Output.Part is
+	// then what Merge needs of it, and Output's other fields describe the
+	// part alone (no Prediction, Requests or Record).
+	Part Part
 }
 
 // Capture names the optional outputs of a job.
@@ -112,6 +117,8 @@ type Output struct {
 	// RankPasses is the most passes a DP rank ran (of the run so far
 	// when Stopped).
 	RankPasses int
+	// Part is the encoded result of a Job.Part, for Merge.
+	Part []byte
 }
 
 // SummaryJSON is the summary as one JSON object on one line (the CLI's
@@ -173,6 +180,9 @@ func run(job *Job) (*Output, *Error) {
 	if note != "" && !job.Capture.LargeWindow.Whole() {
 		large, note = note, ""
 		job.Capture.Window = job.Capture.LargeWindow
+	}
+	if job.Part.on() {
+		return job.runPart(cfg, wl, size)
 	}
 	ranges, e := job.checkRecordBytes(cfg, wl, note)
 	if e != nil {

@@ -24,6 +24,18 @@ import (
 // private offloading_v0_32 or simple_cpu_v0_32 tier, fixed or modelled
 // timing, a G1 small enough to preempt, sometimes a virtual-time cutoff.
 func shardWorld(seed uint64) (*config.Config, Opener, error) {
+	job := shardJob(seed)
+	cfg, err := config.Parse("world.yaml", ".", job.Config, job.Sets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%v\n%s", err, job.Config)
+	}
+	return cfg, func(string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(job.Traces.Inline)), nil
+	}, nil
+}
+
+// shardJob is shardWorld's world as a Job (its trace inline).
+func shardJob(seed uint64) Job {
 	rng := rand.New(rand.NewPCG(seed, 33))
 	w := harness.World{G1: 12 + rng.IntN(120), Budget: 8 + rng.IntN(120), MaxSeq: 1 + rng.IntN(8),
 		Replicas: 2 + rng.IntN(3), DP: 1 + rng.IntN(2),
@@ -51,13 +63,7 @@ func shardWorld(seed uint64) (*config.Config, Opener, error) {
 	if typ := []string{"", "roofline", "trained_physics"}[rng.IntN(3)]; typ != "" {
 		sets = []string{"engine.model=llama-3.1-8b", "engine.hardware=h100", "engine.workers.aggregated.timing={type: " + typ + "}"}
 	}
-	cfg, err := config.Parse("world.yaml", ".", []byte(yaml), sets)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%v\n%s", err, yaml)
-	}
-	return cfg, func(string) (io.ReadCloser, error) {
-		return io.NopCloser(strings.NewReader(harness.RowsJSONL(rows))), nil
-	}, nil
+	return Job{Name: "world.yaml", Dir: ".", Config: []byte(yaml), Sets: sets, Traces: Traces{Inline: []byte(harness.RowsJSONL(rows))}}
 }
 
 // TestShardedRunsChangeNothing: a run split across engines, each
