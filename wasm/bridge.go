@@ -52,7 +52,9 @@ type job struct {
 	// fanOut, when set, tells it that it does, and run then keeps only
 	// the pass view's window (PassesOnly).
 	FanOut bool
-	fanOut func()
+	fanOut func(parts []int)
+	// Part runs one part of the job's one variant (proto.RunJob.Part).
+	Part *proto.Part
 
 	// workloads shares the trace's workload between the variants of a
 	// run (run sets it); checkpoints are each variant's engine snapshots
@@ -80,6 +82,9 @@ type runOut struct {
 	// run is small enough (pageLimits); RecordNote says why not.
 	Record     *record.Record
 	RecordNote string
+	// Part is a Part job's encoded part (replay.Output.Part), its only
+	// result.
+	Part []byte
 }
 
 // file encodes one of the run's report files.
@@ -171,19 +176,22 @@ func (j *job) run(progress progressFunc) []runOut {
 		vs = []proto.Variant{{}}
 	}
 	out := make([]runOut, len(vs))
-	fanOut := j.FanOut && len(vs) > 1 && j.fanOut != nil
+	fanOut := j.FanOut && j.fanOut != nil && j.Part == nil
 	if j.PassesOnly || fanOut {
 		j.workloads, j.checkpoints = j.scrubState(len(vs))
 	}
 	if fanOut && !j.PassesOnly {
-		// A compare whose records keep a window: the page runs each
-		// run in a worker of its own for the results, and this worker
-		// keeps only the pass view's window of each (docs/ui.md,
-		// "Compared long runs"). A job the core refuses runs as usual
+		// A run whose records keep a window: the page runs each run,
+		// or each part of it, in a worker of its own for the results,
+		// and this worker keeps only the pass view's window of each
+		// (docs/ui.md, "Compared long runs"). A single run fans out
+		// only when it splits. A job the core refuses runs as usual
 		// here, to report its errors.
 		if keeps, err := replay.KeepsWindow(j.replayJob(vs[0])); err == nil && keeps {
-			j.PassesOnly = true
-			j.fanOut()
+			if parts := j.parts(vs); len(vs) > 1 || parts[0] > 1 {
+				j.PassesOnly = true
+				j.fanOut(parts)
+			}
 		}
 	}
 	if !j.PassesOnly {
@@ -207,6 +215,22 @@ func (j *job) run(progress progressFunc) []runOut {
 	return out
 }
 
+// parts is how many parts each variant's run may be split into, without
+// its per-pass record (replay.Parts; 1 when it cannot be split).
+func (j *job) parts(vs []proto.Variant) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		pj := j.replayJob(v)
+		pj.Capture = replay.Capture{}
+		n, err := replay.Parts(pj)
+		out[i] = max(1, n)
+		if err != nil {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
 // replayJob is the core's job for variant v.
 func (j *job) replayJob(v proto.Variant) replay.Job {
 	name := j.Name
@@ -216,7 +240,15 @@ func (j *job) replayJob(v proto.Variant) replay.Job {
 	return replay.Job{Name: name, Config: []byte(j.Config), Sets: append(slices.Clip(j.Overrides), v.Sets...),
 		Traces: j.traces(), Limits: j.pageLimits(), Workloads: j.workloads,
 		Capture: replay.Capture{Requests: j.Requests, Passes: j.Passes, SkipLargeRecord: true, LargeWindow: largeWindow(j.FromPass),
-			StopAfterWindow: j.PassesOnly}}
+			StopAfterWindow: j.PassesOnly}, Part: j.part()}
+}
+
+// part is the core's part of a Part job.
+func (j *job) part() replay.Part {
+	if j.Part == nil {
+		return replay.Part{}
+	}
+	return replay.Part{Of: j.Part.Of, Index: j.Part.Index}
 }
 
 func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut) {
@@ -241,7 +273,16 @@ func (j *job) runOne(i int, v proto.Variant, progress progressFunc) (out runOut)
 		e.Variant = v.Label
 		return runOut{Label: v.Label, Err: e}
 	}
-	elapsed := time.Since(start)
+	if o.Part != nil {
+		out.Part = o.Part
+		return out
+	}
+	return j.finish(v, o, time.Since(start))
+}
+
+// finish is variant v's outcome from its Output, which took elapsed.
+func (j *job) finish(v proto.Variant, o *replay.Output, elapsed time.Duration) (out runOut) {
+	out.Label = v.Label
 	out.Prediction = o.Prediction
 	out.RequestsJS = o.Requests
 	out.View = view(o)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,9 +15,11 @@ import (
 // decoded request. It touches no JavaScript, so the protocol is tested
 // natively; main_js.go opens the request's envelope and packs the answer's.
 
-// texts gives a request's texts (proto.TextRef n, from 1) as Go strings.
+// texts gives a request's texts (proto.TextRef n, from 1) as Go strings
+// and its binary payloads (proto.BinRef n, from 1).
 type texts interface {
 	Text(n int) (string, error)
+	Bin(n int) ([]byte, error)
 }
 
 // textList is a request's texts held in Go (tests, and requests built in
@@ -29,6 +32,23 @@ func (l textList) Text(n int) (string, error) {
 		return "", fmt.Errorf("the message has no text %d", n)
 	}
 	return l[n-1], nil
+}
+
+// Bin fails: a textList has no binary payloads (payloads has).
+func (l textList) Bin(n int) ([]byte, error) { return nil, fmt.Errorf("the message has no binary payload %d", n) }
+
+// payloads is a request's texts and binary payloads held in Go.
+type payloads struct {
+	textList
+	bins [][]byte
+}
+
+// Bin is binary payload n (from 1).
+func (p payloads) Bin(n int) ([]byte, error) {
+	if n < 1 || n > len(p.bins) {
+		return nil, fmt.Errorf("the message has no binary payload %d", n)
+	}
+	return p.bins[n-1], nil
 }
 
 // An answer is a reply and the payloads its refs name.
@@ -94,6 +114,8 @@ func serve(req *proto.Request, in texts, progress func(*answer)) (out *answer) {
 		return serveDebug(req.ID, req.Run, progress)
 	case req.Op == proto.OpRun && req.Run != nil:
 		return serveRun(req.ID, req.Run, in, progress)
+	case req.Op == proto.OpMerge && req.Merge != nil:
+		return serveMerge(req.ID, req.Merge, in)
 	case req.Op == proto.OpCheck && req.Check != nil:
 		return serveCheck(req.ID, req.Check, in)
 	case req.Op == proto.OpFile && req.File != nil:
@@ -141,7 +163,7 @@ func runJob(id int, r *proto.RunJob, in texts) (*job, *jobError) {
 	}
 	return &job{ID: id, Op: proto.OpRun, Config: r.Config, Name: r.Name, Overrides: r.Overrides, Variants: r.Variants,
 		Traces: tr, Requests: r.Requests, Passes: r.Passes || r.PassesOnly, MaxPasses: r.MaxPasses, FromPass: r.FromPass,
-		PassesOnly: r.PassesOnly, FanOut: r.FanOut}, nil
+		PassesOnly: r.PassesOnly, FanOut: r.FanOut, Part: r.Part}, nil
 }
 
 // serveRun runs every variant, keeps the outcomes (and the per-pass
@@ -166,9 +188,9 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 		}
 	}
 	if progress != nil {
-		j.fanOut = func() {
+		j.fanOut = func(parts []int) {
 			progress(&answer{reply: proto.Reply{Type: proto.MsgProgress, ID: id,
-				Progress: &proto.Progress{Variants: len(j.Variants), FanOut: true}}})
+				Progress: &proto.Progress{Variants: len(parts), FanOut: true, Parts: parts}}})
 		}
 	}
 	kept.id, kept.outs, kept.passes = 0, nil, nil // free the previous run first
@@ -220,6 +242,10 @@ func (a *answer) outcome(o *runOut, passesOnly bool) proto.Outcome {
 		out.RecordNote = ""
 		return out
 	}
+	if o.Part != nil {
+		out.Part = a.bin(o.Part)
+		return out
+	}
 	if passesOnly {
 		return out
 	}
@@ -231,6 +257,44 @@ func (a *answer) outcome(o *runOut, passesOnly bool) proto.Outcome {
 		out.Requests = a.text(string(o.RequestsJS))
 	}
 	return out
+}
+
+// serveMerge makes a run's results from the parts its Part runs
+// answered (replay.Merge): the reply a whole run of it would give.
+func serveMerge(id int, m *proto.MergeJob, in texts) *answer {
+	j, jerr := runJob(id, &m.Spec, in)
+	if jerr != nil {
+		return failed(proto.MsgResult, id, jerr)
+	}
+	if len(j.Variants) > 1 || j.Part != nil {
+		return failed(proto.MsgResult, id, internalError("a merge is of one run, not of a part or a compare"))
+	}
+	v := proto.Variant{}
+	if len(j.Variants) == 1 {
+		v = j.Variants[0]
+	}
+	parts := make([][]byte, len(m.Parts))
+	for i, ref := range m.Parts {
+		b, err := in.Bin(int(ref))
+		if err != nil {
+			return failed(proto.MsgResult, id, internalError("part %d: %v", i, err))
+		}
+		parts[i] = b
+	}
+	start := time.Now()
+	o, err := replay.Merge(j.replayJob(v), parts)
+	if errors.Is(err, replay.ErrHeldBack) {
+		return failed(proto.MsgResult, id, &jobError{Kind: proto.ErrKindHeldBack, Msg: err.Error(), Variant: v.Label})
+	}
+	if err != nil {
+		e := asJobError(err)
+		e.Variant = v.Label
+		return failed(proto.MsgResult, id, e)
+	}
+	out := j.finish(v, o, time.Since(start))
+	a := &answer{reply: proto.Reply{Type: proto.MsgResult, ID: id}}
+	a.reply.Result = &proto.RunResult{Results: []proto.Outcome{a.outcome(&out, false)}}
+	return a
 }
 
 // serveCheck reads an uploaded trace.

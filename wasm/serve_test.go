@@ -10,8 +10,11 @@ import (
 
 // roundTrip serves a request the way the worker does: encoded as the page
 // encodes it, decoded, served, and the reply encoded and decoded again.
-func roundTrip(t *testing.T, req proto.Request, in textList, progress func(*answer)) (proto.Reply, *answer) {
+func roundTrip(t *testing.T, req proto.Request, in texts, progress func(*answer)) (proto.Reply, *answer) {
 	t.Helper()
+	if in == nil {
+		in = textList(nil)
+	}
 	b, err := proto.EncodeRequest(&req)
 	if err != nil {
 		t.Fatal(err)

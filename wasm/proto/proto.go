@@ -36,6 +36,7 @@ const (
 	OpFile  = "file"  // FileJob: encode a report file of an earlier run
 	OpIndex = "index" // IndexJob: index the kept run's passes a little further
 	OpSeek  = "seek"  // SeekJob: one pass of the kept run, per variant
+	OpMerge = "merge" // MergeJob: a run from the parts it was split into
 )
 
 // View is what the UI shows of one finished run (one variant of a job).

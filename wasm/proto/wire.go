@@ -45,6 +45,7 @@ type Request struct {
 	SweepPlan    *SweepPlanJob    `json:"sweep_plan,omitempty"`
 	SweepPoint   *SweepPointJob   `json:"sweep_point,omitempty"`
 	SweepCollect *SweepCollectJob `json:"sweep_collect,omitempty"`
+	Merge        *MergeJob        `json:"merge,omitempty"`
 }
 
 // WindowPasses is how many passes of each rank the worker keeps of a run
@@ -84,10 +85,34 @@ type RunJob struct {
 	// variant for its results in a worker of its own (docs/ui.md,
 	// "Compared long runs").
 	FanOut bool `json:"fan_out,omitempty"`
+	// Part, when set, runs one part of the job's one variant split across
+	// workers (replay.Job.Part): the outcome then carries the part
+	// (Outcome.Part) for a MergeJob instead of results.
+	Part *Part `json:"part,omitempty"`
 	// Debug replaces the run with a test-only job; the worker refuses it
 	// unless a test set its hook (self.kvsimDebug in the worker).
 	Debug *DebugJob `json:"debug,omitempty"`
 }
+
+// A Part is part Index of a run split into Of (replay.Part).
+type Part struct {
+	Of    int `json:"of"`
+	Index int `json:"index"`
+}
+
+// A MergeJob makes the results of Spec (a RunJob of one variant, its
+// traces texts of this message) from the parts its Part runs answered
+// (Outcome.Part, binary payloads of this message, in any order). Its reply
+// is a MsgResult. A part that saw a worker held back makes the error kind
+// ErrKindHeldBack: the page then runs the variant whole.
+type MergeJob struct {
+	Spec  RunJob   `json:"spec"`
+	Parts []BinRef `json:"parts"`
+}
+
+// ErrKindHeldBack is a MergeJob's error kind when its run must run whole
+// (replay.ErrHeldBack).
+const ErrKindHeldBack = "held_back"
 
 // A DebugJob is a test-only run: it reports progress on run Variant of
 // the job's variants, then allocates AllocMiB MiB blocks and keeps them
@@ -227,6 +252,9 @@ type Progress struct {
 	// FanOut: the job's runs go to workers of their own (RunJob.FanOut);
 	// this worker's reply will carry their records alone.
 	FanOut bool `json:"fan_out,omitempty"`
+	// Parts is, with FanOut, how many parts each variant may be split into
+	// (replay.Parts: 1 when it cannot be), for workers of their own.
+	Parts []int `json:"parts,omitempty"`
 }
 
 // A RunResult is a run job's outcome: one per variant, and the per-pass
@@ -251,6 +279,8 @@ type Outcome struct {
 	// RecordNote says why the variant kept no per-pass record.
 	RecordNote string `json:"record_note,omitempty"`
 	Error      *Error `json:"error,omitempty"`
+	// Part is the encoded part a RunJob.Part run answers (replay.Output.Part).
+	Part BinRef `json:"part,omitempty"`
 }
 
 // A FileReply is a report file's text.
@@ -308,7 +338,7 @@ type SweepFiles struct {
 // op).
 func ReplyType(op string) string {
 	switch op {
-	case OpRun:
+	case OpRun, OpMerge:
 		return MsgResult
 	case OpCheck:
 		return MsgChecked

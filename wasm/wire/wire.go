@@ -93,6 +93,22 @@ func (e Envelope) Bins() [][]byte {
 	return out
 }
 
+// Bin copies binary payload n (a proto.BinRef: from 1) into Go; it fails
+// when the envelope has no such Uint8Array.
+func (e Envelope) Bin(n int) ([]byte, error) {
+	bin := e.v.Get("bin")
+	if n < 1 || bin.Type() != js.TypeObject || n > bin.Length() {
+		return nil, fmt.Errorf("the message has no binary payload %d", n)
+	}
+	u := bin.Index(n - 1)
+	if u.Type() != js.TypeObject || u.Get("length").Type() != js.TypeNumber {
+		return nil, fmt.Errorf("binary payload %d is not a Uint8Array", n)
+	}
+	out := make([]byte, u.Get("length").Int())
+	js.CopyBytesToGo(out, u)
+	return out, nil
+}
+
 // Texts are the envelope's texts as handles (nothing is copied).
 func (e Envelope) Texts() []js.Value {
 	t := e.v.Get("text")
