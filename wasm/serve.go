@@ -35,7 +35,9 @@ func (l textList) Text(n int) (string, error) {
 }
 
 // Bin fails: a textList has no binary payloads (payloads has).
-func (l textList) Bin(n int) ([]byte, error) { return nil, fmt.Errorf("the message has no binary payload %d", n) }
+func (l textList) Bin(n int) ([]byte, error) {
+	return nil, fmt.Errorf("the message has no binary payload %d", n)
+}
 
 // payloads is a request's texts and binary payloads held in Go.
 type payloads struct {
