@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,5 +107,91 @@ func TestFanOut(t *testing.T) {
 	a.Runs.Cancel()
 	if a.Runs.Running || a.Runs.fan != nil || h.stopped != stopped+2 {
 		t.Errorf("after Cancel: running %v, stops %d", a.Runs.Running, h.stopped-stopped)
+	}
+}
+
+// TestSplits: a run is split into as many parts as it may be, at most
+// the cores it has to itself.
+func TestSplits(t *testing.T) {
+	for _, tc := range []struct {
+		parts    []int
+		n, cores int
+		want     []int
+	}{
+		{[]int{2}, 1, 2, []int{2}},
+		{[]int{4}, 1, 2, []int{2}},
+		{[]int{4}, 1, 8, []int{4}},
+		{[]int{1}, 1, 8, []int{1}},
+		{[]int{2, 1, 2}, 3, 8, []int{2, 1, 2}},
+		{[]int{4, 4, 4}, 3, 8, []int{2, 2, 2}},
+		{[]int{2, 2, 2}, 3, 2, []int{1, 1, 1}},
+		{nil, 3, 8, []int{1, 1, 1}},
+	} {
+		if got := splits(tc.parts, tc.n, tc.cores); !slices.Equal(got, tc.want) {
+			t.Errorf("splits(%v, %d, %d) = %v, want %v", tc.parts, tc.n, tc.cores, got, tc.want)
+		}
+	}
+}
+
+// TestFanOutParts: a single run that splits runs as parts in two sweep
+// workers (RunJob.Part); the progress is the slower part's; once both
+// parts are in, the worker of the last one merges them (OpMerge, the
+// parts as its binary payloads); a merge that says the run must run whole
+// runs it whole there, and its results show with the run worker's window.
+func TestFanOutParts(t *testing.T) {
+	h := &nopHost{width: 600}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: h.last().ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 3)}}, nil))
+	a.Runs.Compare.Set = nil
+	a.Runs.Run()
+	job := h.last()
+	if job.Run == nil || len(job.Run.Variants) != 1 || !job.Run.FanOut {
+		t.Fatalf("a single run posted %+v", job.Run)
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: job.ID, Progress: &proto.Progress{Variants: 1, FanOut: true, Parts: []int{4}}}, nil))
+	if len(h.swept) != 2 {
+		t.Fatalf("%d jobs sent to the sweep's workers, want 2 parts (2 cores)", len(h.swept))
+	}
+	for i, p := range h.swept {
+		r := p.msg.Req.Run
+		if p.w != i || r == nil || r.Part == nil || *r.Part != (proto.Part{Of: 2, Index: i}) || r.Passes || r.FanOut || len(r.Variants) != 1 {
+			t.Fatalf("part %d went to worker %d as %+v", i, p.w, r)
+		}
+	}
+	a.Deliver(fanReply(t, 0, proto.Reply{Type: proto.MsgProgress, ID: h.swept[0].msg.Req.ID, Progress: &proto.Progress{Done: 50, Total: 60}}, nil))
+	a.Deliver(fanReply(t, 1, proto.Reply{Type: proto.MsgProgress, ID: h.swept[1].msg.Req.ID, Progress: &proto.Progress{Done: 20, Total: 60}}, nil))
+	if a.Runs.ProgressMsg != "1 run in 2 parts at once: 20 of 60 requests" {
+		t.Errorf("progress %q", a.Runs.ProgressMsg)
+	}
+	for _, i := range []int{1, 0} {
+		a.Deliver(fanReply(t, i, proto.Reply{Type: proto.MsgResult, ID: h.swept[i].msg.Req.ID, Result: &proto.RunResult{
+			Results: []proto.Outcome{{Label: "x", Part: 1}}}}, [][]byte{{byte(i)}}))
+	}
+	if len(h.swept) != 3 {
+		t.Fatalf("%d jobs posted after both parts, want a merge", len(h.swept))
+	}
+	merge := h.swept[2]
+	if m := merge.msg.Req.Merge; merge.msg.Req.Op != proto.OpMerge || merge.w != 0 || m == nil || len(m.Parts) != 2 ||
+		len(merge.msg.Bins) != 2 || merge.msg.Bins[0][0] != 0 || merge.msg.Bins[1][0] != 1 || m.Spec.Part != nil || len(m.Spec.Variants) != 1 {
+		t.Fatalf("merge posted to worker %d as %+v with %v", merge.w, merge.msg.Req, merge.msg.Bins)
+	}
+	a.Deliver(fanReply(t, 0, proto.Reply{Type: proto.MsgResult, ID: merge.msg.Req.ID, Error: &proto.Error{Kind: proto.ErrKindHeldBack, Msg: "held back"}}, nil))
+	whole := h.swept[len(h.swept)-1]
+	if r := whole.msg.Req.Run; len(h.swept) != 4 || whole.w != 0 || r == nil || r.Part != nil || len(r.Variants) != 1 {
+		t.Fatalf("after a held-back merge: %d jobs, the last %+v", len(h.swept), whole.msg.Req)
+	}
+	v := proto.View{Label: "x", Restored: 7, Requests: 2, Completed: 2, RankPasses: 9000}
+	bins := [][]byte{proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Status: "completed"}})}
+	a.Deliver(fanReply(t, 0, proto.Reply{Type: proto.MsgResult, ID: whole.msg.Req.ID, Result: &proto.RunResult{
+		Results: []proto.Outcome{{Label: "x", View: &v, Rows: 1, Prediction: 1}}}}, bins, "{}"))
+	if !a.Runs.Running {
+		t.Fatal("the results show before the run worker's window")
+	}
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true, Ranks: []proto.RankMeta{{Passes: 2000, Lines: 2000, First: 1, Ran: 2001, G1: 3}}}}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: job.ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 1), Passes: meta}}, nil))
+	if a.Runs.Running || len(a.Runs.Results) != 1 || a.Runs.Results[0].View == nil || a.Runs.Results[0].View.Restored != 7 ||
+		!strings.Contains(a.Runs.Status, "(1 run in 2 parts at once)") {
+		t.Fatalf("after every reply: running %v, results %+v, status %q", a.Runs.Running, a.Runs.Results, a.Runs.Status)
 	}
 }

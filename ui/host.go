@@ -88,6 +88,8 @@ type Host interface {
 type Message struct {
 	Req   proto.Request
 	Texts []any
+	// Bins are the binary payloads its BinRefs name (a merge's parts).
+	Bins [][]byte
 }
 
 // text adds a text to the message.

@@ -236,7 +236,8 @@ func (h *jsHost) post(w js.Value, m Message) error {
 	if err != nil {
 		return err
 	}
-	w.Call("postMessage", wire.Pack(msg, nil, m.Texts))
+	env := wire.Pack(msg, m.Bins, m.Texts)
+	w.Call("postMessage", env, wire.Transfer(env))
 	return nil
 }
 

@@ -187,7 +187,7 @@ func (c *RunView) run(from int) {
 	c.jobID = c.page.nextID()
 	msg := &Message{Req: proto.Request{Op: proto.OpRun, ID: c.jobID}}
 	msg.Req.Run = &proto.RunJob{Config: p.YAML, Name: p.Name, Variants: vs, Passes: true, Traces: p.Traces.attach(msg), FromPass: from,
-		FanOut: c.mayFanOut(len(vs))}
+		FanOut: c.mayFanOut()}
 	c.runMsg = msg
 	c.Running, c.Progress, c.ProgressMsg, c.Status = true, 0, "starting…", ""
 	c.variant, c.variants = 0, max(1, len(vs))
@@ -301,7 +301,7 @@ func (c *RunView) deliver(m WorkerMsg) bool {
 		switch {
 		case !c.Running || m.Progress == nil:
 		case m.ID == c.jobID && m.Progress.FanOut:
-			c.startFan()
+			c.startFan(m.Progress)
 			return true
 		case m.ID == c.jobID && c.fan == nil:
 			c.progress(m.Progress)
