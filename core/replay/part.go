@@ -1,13 +1,12 @@
 package replay
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
+	"github.com/kvsim/kvsim/core/internal/pack"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/trace"
 )
@@ -90,11 +89,11 @@ func (job *Job) runPart(cfg *config.Config, wl *trace.Workload, size Size) (*Out
 	}
 	w := partWire{Format: partFormat, Part: p, HeldBack: e.HeldBack(), Dispatched: e.Dispatched(),
 		RankPasses: e.MostRankPasses(), Stats: e.RunStats(), Records: recs}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
+	b, err := pack.Marshal(&w)
+	if err != nil {
 		return nil, AsError(err)
 	}
-	return &Output{Config: cfg, Stats: w.Stats, Size: size, Engines: 1, RankPasses: w.RankPasses, Part: buf.Bytes()}, nil
+	return &Output{Config: cfg, Stats: w.Stats, Size: size, Engines: 1, RankPasses: w.RankPasses, Part: b}, nil
 }
 
 // Merge makes the Output of job from the Output.Part of each of its
@@ -113,7 +112,7 @@ func Merge(job Job, parts [][]byte) (out *Output, err error) {
 	ws := make([]*partWire, len(parts))
 	for _, b := range parts {
 		var w partWire
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil || w.Format != partFormat {
+		if err := pack.Unmarshal(b, &w); err != nil || w.Format != partFormat {
 			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("a part of the split run does not decode (%v)", err)}
 		}
 		if w.Part.Of != len(parts) || w.Part.Index < 0 || w.Part.Index >= len(parts) || ws[w.Part.Index] != nil {

@@ -1,10 +1,9 @@
 package report
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 
+	"github.com/kvsim/kvsim/core/internal/pack"
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
@@ -42,18 +41,18 @@ func EncodeRecords(recs []Request, keep func(*Request) bool) ([]byte, error) {
 		}
 		w = append(w, x)
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(w); err != nil {
+	b, err := pack.Marshal(w)
+	if err != nil {
 		return nil, fmt.Errorf("encoding records: %w", err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // DecodeRecords reads what EncodeRecords wrote. The records share one new
 // table of gap values.
 func DecodeRecords(b []byte) ([]Request, error) {
 	var w []wireRequest
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+	if err := pack.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("decoding records: %w", err)
 	}
 	values := NewGapValues()
