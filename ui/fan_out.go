@@ -19,12 +19,12 @@ import (
 // run's reports. Only runs whose records keep a window fan out: the run
 // worker says so (a FanOut progress) once it has read the trace.
 type fanOut struct {
-	jobs    []fanJob   // every job posted: runs, parts, merges
-	parts   [][][]byte // each run's parts as they come in
-	results []*Result  // nil until run k's results
-	runs    int        // the jobs first posted (runs and parts)
-	left    int        // results still awaited, the run worker's included
-	passes  *proto.RunResult
+	jobs     []fanJob   // every job posted: runs, parts, merges
+	parts    [][][]byte // each run's parts as they come in
+	results  []*Result  // nil until run k's results
+	runs     int        // the jobs first posted (runs and parts)
+	left     int        // results still awaited, the run worker's included
+	passes   *proto.RunResult
 	passesID int
 }
 
