@@ -26,6 +26,10 @@ type fanOut struct {
 	left     int        // results still awaited, the run worker's included
 	passes   *proto.RunResult
 	passesID int
+	// indexed is the run worker's last index reply before the results
+	// were all in: the pass view takes it when it opens (a split run's
+	// window can be indexed before its parts are merged).
+	indexed *WorkerMsg
 }
 
 // A fanJob is one job of a fanOut on a sweep worker.
@@ -222,6 +226,16 @@ func (c *RunView) fanResult(j int, m WorkerMsg) {
 	c.fanFinish()
 }
 
+// holdIndex keeps an index reply of the running fan-out's windows until
+// the pass view opens on them (fanFinish); it tells whether it did.
+func (c *RunView) holdIndex(m WorkerMsg) bool {
+	if f := c.fan; f != nil && f.passes != nil && m.ID == f.passesID {
+		f.indexed = &m
+		return true
+	}
+	return false
+}
+
 // fanPasses takes the run worker's reply: the records' shape, or the
 // job's error (which ends the compare).
 func (c *RunView) fanPasses(m WorkerMsg) {
@@ -261,6 +275,9 @@ func (c *RunView) fanFinish() {
 	c.passesRun, c.passesMsg = f.passesID, &passes
 	c.Status = fmt.Sprintf("Done in %s (%s).", state.Duration(c.RunMs), label)
 	c.show(f.results, f.passes)
+	if f.indexed != nil {
+		c.Passes.index(*f.indexed)
+	}
 	// The run worker's runs stopped after their windows: the results say
 	// how far the longest rank went.
 	c.Passes.ran = 0

@@ -181,15 +181,21 @@ func TestFanOutParts(t *testing.T) {
 	if r := whole.msg.Req.Run; len(h.swept) != 4 || whole.w != 0 || r == nil || r.Part != nil || len(r.Variants) != 1 {
 		t.Fatalf("after a held-back merge: %d jobs, the last %+v", len(h.swept), whole.msg.Req)
 	}
+	// The run worker's window comes first and is indexed before the run
+	// is merged: the pass view takes the index when it opens.
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true, Ranks: []proto.RankMeta{{Passes: 2000, Lines: 2000, First: 1, Ran: 2001, G1: 3}}}}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: job.ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 1), Passes: meta, Indexing: true}}, nil))
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgIndex, ID: job.ID, Index: &proto.IndexReply{Indexed: 5, Total: 10}}, nil))
+	if !a.Runs.Running {
+		t.Fatal("the results show before the run is merged")
+	}
 	v := proto.View{Label: "x", Restored: 7, Requests: 2, Completed: 2, RankPasses: 9000}
 	bins := [][]byte{proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Status: "completed"}})}
 	a.Deliver(fanReply(t, 0, proto.Reply{Type: proto.MsgResult, ID: whole.msg.Req.ID, Result: &proto.RunResult{
 		Results: []proto.Outcome{{Label: "x", View: &v, Rows: 1, Prediction: 1}}}}, bins, "{}"))
-	if !a.Runs.Running {
-		t.Fatal("the results show before the run worker's window")
+	if pv := a.Runs.Passes.pv; pv == nil || pv.Indexed != 5 || pv.Total != 10 {
+		t.Errorf("the pass view did not take the index reply that came before it opened: %+v", pv)
 	}
-	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true, Ranks: []proto.RankMeta{{Passes: 2000, Lines: 2000, First: 1, Ran: 2001, G1: 3}}}}
-	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: job.ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 1), Passes: meta}}, nil))
 	if a.Runs.Running || len(a.Runs.Results) != 1 || a.Runs.Results[0].View == nil || a.Runs.Results[0].View.Restored != 7 ||
 		!strings.Contains(a.Runs.Status, "(1 run in 2 parts at once)") {
 		t.Fatalf("after every reply: running %v, results %+v, status %q", a.Runs.Running, a.Runs.Results, a.Runs.Status)

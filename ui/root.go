@@ -202,7 +202,7 @@ func (c *Root) Deliver(m WorkerMsg) (render bool) {
 	case proto.MsgChecked:
 		render = c.Panel.Traces.checked(m)
 	case proto.MsgIndex:
-		render = c.Runs.Passes.index(m)
+		render = !c.Runs.holdIndex(m) && c.Runs.Passes.index(m)
 	case proto.MsgFrame:
 		render = c.Runs.Passes.frames(m)
 	case proto.OpSweepPlan, proto.OpSweepPoint, proto.OpSweepCollect:
