@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestPartsMergeToTheWholeRun: a run split into parts that each run
@@ -120,22 +121,27 @@ func TestPartsMooncake(t *testing.T) {
 			Capture: Capture{Requests: true}, Workloads: NewWorkloads()}
 		whole := job
 		whole.NoShard = true
+		t0 := time.Now()
 		one, err := Run(whole)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%v: whole run %v", sets, time.Since(t0))
 		var parts [][]byte
 		for i := range 2 {
 			pj := job
 			pj.Part = Part{Of: 2, Index: i}
+			t0 := time.Now()
 			out, err := Run(pj)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%v: part %d: %d bytes", sets, i, len(out.Part))
+			t.Logf("%v: part %d: %v, %d bytes", sets, i, time.Since(t0), len(out.Part))
 			parts = append(parts, out.Part)
 		}
+		t0 = time.Now()
 		merged, err := Merge(job, parts)
+		t.Logf("%v: merged in %v", sets, time.Since(t0))
 		if err != nil {
 			t.Fatal(err)
 		}

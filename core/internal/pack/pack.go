@@ -14,7 +14,26 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 )
+
+// fields caches each struct type's exported field indices (reading them
+// from reflect.Type copies a StructField per field and value).
+var fields sync.Map // reflect.Type → []int
+
+func exported(t reflect.Type) []int {
+	if f, ok := fields.Load(t); ok {
+		return f.([]int)
+	}
+	var f []int
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			f = append(f, i)
+		}
+	}
+	fields.Store(t, f)
+	return f
+}
 
 // Marshal encodes v (a pointer encodes what it points to).
 func Marshal(v any) ([]byte, error) {
@@ -81,12 +100,9 @@ func encode(b *[]byte, v reflect.Value) error {
 		*b = append(*b, 1)
 		return encode(b, v.Elem())
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
-				if err := encode(b, v.Field(i)); err != nil {
-					return err
-				}
+		for _, i := range exported(v.Type()) {
+			if err := encode(b, v.Field(i)); err != nil {
+				return err
 			}
 		}
 	default:
@@ -176,12 +192,9 @@ func (d *decoder) decode(v reflect.Value) error {
 		}
 		v.Set(p)
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			if t.Field(i).IsExported() {
-				if err := d.decode(v.Field(i)); err != nil {
-					return err
-				}
+		for _, i := range exported(v.Type()) {
+			if err := d.decode(v.Field(i)); err != nil {
+				return err
 			}
 		}
 	default:
