@@ -6,7 +6,6 @@ import (
 
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
-	"github.com/kvsim/kvsim/core/internal/pack"
 	"github.com/kvsim/kvsim/core/report"
 	"github.com/kvsim/kvsim/core/trace"
 )
@@ -25,22 +24,6 @@ func (p Part) on() bool { return p.Of > 1 }
 // no-op rule (engine.Engine.HeldBack): its merged report could differ from
 // the whole run's, so the front end runs the job whole instead.
 var ErrHeldBack = errors.New("a part of the split run saw a worker held back: run the job whole")
-
-// partFormat names the layout of Output.Part; Merge refuses any other.
-const partFormat = "kvsim run part 1"
-
-// partWire is Output.Part: what Merge needs of one engine.
-type partWire struct {
-	Format     string
-	Part       Part
-	HeldBack   bool
-	Dispatched int
-	RankPasses int
-	Stats      report.Run
-	// Records: part 0 keeps every record (a request no part dispatched
-	// has the same record in each), the others the ones they routed.
-	Records []byte
-}
 
 // Parts is how many parts a run of job may be split into: the workers
 // nothing couples (engine.Shardable), or 1 when it cannot be split or the
@@ -81,19 +64,13 @@ func (job *Job) runPart(cfg *config.Config, wl *trace.Workload, size Size) (*Out
 	}
 	var keep func(*report.Request) bool
 	if p.Index > 0 {
+		// part 0 keeps every record: a request no part dispatched has
+		// the same record in each
 		keep = func(r *report.Request) bool { return len(r.Routing) > 0 }
 	}
-	recs, err := report.EncodeRecords(e.Records, keep)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	w := partWire{Format: partFormat, Part: p, HeldBack: e.HeldBack(), Dispatched: e.Dispatched(),
-		RankPasses: e.MostRankPasses(), Stats: e.RunStats(), Records: recs}
-	b, err := pack.Marshal(&w)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	return &Output{Config: cfg, Stats: w.Stats, Size: size, Engines: 1, RankPasses: w.RankPasses, Part: b}, nil
+	rp := report.Part{Of: p.Of, Index: p.Index, HeldBack: e.HeldBack(), Dispatched: e.Dispatched(),
+		RankPasses: e.MostRankPasses(), Stats: e.RunStats(), Records: e.Records}
+	return &Output{Config: cfg, Stats: rp.Stats, Size: size, Engines: 1, RankPasses: rp.RankPasses, Part: rp.Encode(keep)}, nil
 }
 
 // Merge makes the Output of job from the Output.Part of each of its
@@ -109,19 +86,19 @@ func Merge(job Job, parts [][]byte) (out *Output, err error) {
 	if perr != nil {
 		return nil, AsError(perr)
 	}
-	ws := make([]*partWire, len(parts))
+	ws := make([]*report.Part, len(parts))
 	for _, b := range parts {
-		var w partWire
-		if err := pack.Unmarshal(b, &w); err != nil || w.Format != partFormat {
+		w, err := report.DecodePart(b)
+		if err != nil {
 			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("a part of the split run does not decode (%v)", err)}
 		}
-		if w.Part.Of != len(parts) || w.Part.Index < 0 || w.Part.Index >= len(parts) || ws[w.Part.Index] != nil {
-			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("part %d of %d given for a run of %d parts", w.Part.Index, w.Part.Of, len(parts))}
+		if w.Of != len(parts) || w.Index < 0 || w.Index >= len(parts) || ws[w.Index] != nil {
+			return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("part %d of %d given for a run of %d parts", w.Index, w.Of, len(parts))}
 		}
 		if w.HeldBack {
 			return nil, ErrHeldBack
 		}
-		ws[w.Part.Index] = &w
+		ws[w.Index] = w
 	}
 	if len(ws) == 0 {
 		return nil, &Error{Kind: KindInternal, Msg: "no part to merge"}
@@ -148,19 +125,12 @@ func Merge(job Job, parts [][]byte) (out *Output, err error) {
 
 // mergeParts takes each request's record from the part that routed it
 // (mergeRecords across processes).
-func mergeParts(ws []*partWire) ([]report.Request, *Error) {
-	recs, err := report.DecodeRecords(ws[0].Records)
-	if err != nil {
-		return nil, &Error{Kind: KindInternal, Msg: err.Error()}
-	}
+func mergeParts(ws []*report.Part) ([]report.Request, *Error) {
+	recs := ws[0].Records
 	for _, w := range ws[1:] {
-		routed, err := report.DecodeRecords(w.Records)
-		if err != nil {
-			return nil, &Error{Kind: KindInternal, Msg: err.Error()}
-		}
-		for _, r := range routed {
+		for _, r := range w.Records {
 			if r.Index < 0 || r.Index >= len(recs) {
-				return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("part %d has a record of request %d (the run has %d)", w.Part.Index, r.Index, len(recs))}
+				return nil, &Error{Kind: KindInternal, Msg: fmt.Sprintf("part %d has a record of request %d (the run has %d)", w.Index, r.Index, len(recs))}
 			}
 			recs[r.Index] = r
 		}

@@ -8,44 +8,74 @@ import (
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// EncodeRecords encodes the records for which keep is true (all of them
-// when keep is nil), so that another process can take them into a merged
-// report (DecodeRecords): a run split across processes, each simulating
-// some of its workers (docs/model/engine.md ("Sharded runs")). Nothing a
-// report reads is lost: prediction.json and requests.jsonl of the decoded
-// records are those of the encoded ones. The encoding is written out
-// field by field (a reflect codec took about 0.3 s a merge of the Mooncake
-// run's records under wasm); TestRecordsRoundTrip sets every exported
-// field, so a field added to Request and not here fails it.
-func EncodeRecords(recs []Request, keep func(*Request) bool) ([]byte, error) {
+// A Part is one engine's share of a run split across processes, each
+// simulating some of its workers (docs/model/engine.md ("Sharded runs")):
+// its records (all of them, or those it routed), its counters and what
+// the merge checks. Encode and DecodePart move it between processes:
+// nothing a report reads is lost (prediction.json and requests.jsonl of
+// decoded records are those of the encoded ones). The encoding is
+// written out field by field (a reflect codec took about 0.3 s a merge of
+// the Mooncake run's records under wasm); TestPartRoundTrip sets every
+// exported field, so a field added to Request or Run and not here fails
+// it.
+type Part struct {
+	Of, Index  int
+	HeldBack   bool
+	Dispatched int
+	RankPasses int
+	Stats      Run
+	Records    []Request
+}
+
+// partFormat starts an encoded Part; DecodePart refuses anything else.
+const partFormat = "kvsim run part 1"
+
+// Encode encodes the part with the records for which keep is true (all of
+// them when keep is nil).
+func (p *Part) Encode(keep func(*Request) bool) []byte {
 	w := &writer{}
+	w.str(partFormat)
+	for _, x := range []int{p.Of, p.Index, p.Dispatched, p.RankPasses} {
+		w.int(int64(x))
+	}
+	w.bool(p.HeldBack)
+	w.run(&p.Stats)
 	n := 0
-	for i := range recs {
-		if keep == nil || keep(&recs[i]) {
+	for i := range p.Records {
+		if keep == nil || keep(&p.Records[i]) {
 			n++
 		}
 	}
 	w.int(int64(n))
-	for i := range recs {
-		if r := &recs[i]; keep == nil || keep(r) {
+	for i := range p.Records {
+		if r := &p.Records[i]; keep == nil || keep(r) {
 			w.request(r)
 		}
 	}
-	return w.b, nil
+	return w.b
 }
 
-// DecodeRecords reads what EncodeRecords wrote. The records share one new
-// table of gap values. Bytes that are not such an encoding give an error.
-func DecodeRecords(b []byte) ([]Request, error) {
+// DecodePart reads what Encode wrote. The records share one new table of
+// gap values. Bytes that are not such an encoding give an error.
+func DecodePart(b []byte) (*Part, error) {
 	rd := &reader{b: b}
+	if rd.str() != partFormat {
+		return nil, errRecords
+	}
+	p := &Part{}
+	for _, x := range []*int{&p.Of, &p.Index, &p.Dispatched, &p.RankPasses} {
+		*x = int(rd.int())
+	}
+	p.HeldBack = rd.bool()
+	rd.run(&p.Stats)
 	n := rd.int()
-	if rd.err != nil || n < 0 || n > int64(len(b)) {
+	if rd.err != nil || n < 0 || n > int64(len(rd.b)) {
 		return nil, errRecords
 	}
 	values := NewGapValues()
-	out := make([]Request, n)
-	for i := range out {
-		rd.request(&out[i], values)
+	p.Records = make([]Request, n)
+	for i := range p.Records {
+		rd.request(&p.Records[i], values)
 		if rd.err != nil {
 			return nil, rd.err
 		}
@@ -53,10 +83,10 @@ func DecodeRecords(b []byte) ([]Request, error) {
 	if len(rd.b) != 0 {
 		return nil, errRecords
 	}
-	return out, nil
+	return p, nil
 }
 
-var errRecords = errors.New("decoding records: not an encoding of records")
+var errRecords = errors.New("not an encoded part of a split run")
 
 type writer struct{ b []byte }
 
@@ -142,6 +172,52 @@ func (w *writer) request(r *Request) {
 	}
 }
 
+func (w *writer) run(r *Run) {
+	for _, x := range []int64{r.CommittedPrefillTokens, r.Preemptions, r.Passes, int64(r.GPUs)} {
+		w.int(x)
+	}
+	w.bool(r.G2 != nil)
+	if g := r.G2; g != nil {
+		for _, x := range []int64{g.Lookups, g.LookupHits, g.LookupDefers, g.StoreJobs, g.StoreBlocks, g.StoreBytes,
+			g.LoadJobs, g.LoadBlocks, g.LoadBytes, g.Evictions} {
+			w.int(x)
+		}
+	}
+	w.list(len(r.Domains), r.Domains == nil)
+	for _, d := range r.Domains {
+		for _, x := range []int{d.CapacityBlocks, d.ResidentBlocks, d.UsedBlocks} {
+			w.int(int64(x))
+		}
+	}
+	w.bool(r.G3 != nil)
+	if g := r.G3; g != nil {
+		for _, x := range []int64{g.LookupProbes, g.LookupHits, g.LookupPending} {
+			w.int(x)
+		}
+		for _, j := range []*G3Jobs{&g.Read, &g.Write} {
+			for _, x := range []int64{j.SubmittedJobs, j.CompletedJobs, j.CancelledJobs, j.CompletedBytes} {
+				w.int(x)
+			}
+			w.time(vtime.Time(j.TransferMs))
+		}
+		for _, x := range []int64{g.Evictions, g.CrossWorkerReadBlocks, g.ResidentBlocks, g.PendingBlocks, g.BypassedRestores} {
+			w.int(x)
+		}
+	}
+	w.bool(r.KVCR)
+	w.list(len(r.Workers), r.Workers == nil)
+	for i := range r.Workers {
+		l := &r.Workers[i]
+		w.str(l.Pool)
+		for _, x := range []int64{int64(l.Worker), int64(l.Requests), int64(l.Completed), l.InputTokens, l.Reused} {
+			w.int(x)
+		}
+		w.bool(l.HasHost)
+		w.int(l.FirstG1)
+		w.int(l.FirstHost)
+	}
+}
+
 // reader reads what writer wrote; the first error sticks and every later
 // read gives zero.
 type reader struct {
@@ -201,6 +277,58 @@ func (rd *reader) list() int {
 		return -1
 	}
 	return int(n)
+}
+
+func (rd *reader) run(r *Run) {
+	for _, x := range []*int64{&r.CommittedPrefillTokens, &r.Preemptions, &r.Passes} {
+		*x = rd.int()
+	}
+	r.GPUs = int(rd.int())
+	if rd.bool() {
+		g := &G2{}
+		for _, x := range []*int64{&g.Lookups, &g.LookupHits, &g.LookupDefers, &g.StoreJobs, &g.StoreBlocks, &g.StoreBytes,
+			&g.LoadJobs, &g.LoadBlocks, &g.LoadBytes, &g.Evictions} {
+			*x = rd.int()
+		}
+		r.G2 = g
+	}
+	if n := rd.list(); n >= 0 {
+		r.Domains = make([]Domain, n)
+		for i := range r.Domains {
+			d := &r.Domains[i]
+			for _, x := range []*int{&d.CapacityBlocks, &d.ResidentBlocks, &d.UsedBlocks} {
+				*x = int(rd.int())
+			}
+		}
+	}
+	if rd.bool() {
+		g := &G3{}
+		for _, x := range []*int64{&g.LookupProbes, &g.LookupHits, &g.LookupPending} {
+			*x = rd.int()
+		}
+		for _, j := range []*G3Jobs{&g.Read, &g.Write} {
+			for _, x := range []*int64{&j.SubmittedJobs, &j.CompletedJobs, &j.CancelledJobs, &j.CompletedBytes} {
+				*x = rd.int()
+			}
+			j.TransferMs = float64(rd.time())
+		}
+		for _, x := range []*int64{&g.Evictions, &g.CrossWorkerReadBlocks, &g.ResidentBlocks, &g.PendingBlocks, &g.BypassedRestores} {
+			*x = rd.int()
+		}
+		r.G3 = g
+	}
+	r.KVCR = rd.bool()
+	if n := rd.list(); n >= 0 {
+		r.Workers = make([]WorkerLoad, n)
+		for i := range r.Workers {
+			l := &r.Workers[i]
+			l.Pool = rd.str()
+			l.Worker, l.Requests, l.Completed = int(rd.int()), int(rd.int()), int(rd.int())
+			l.InputTokens, l.Reused = rd.int(), rd.int()
+			l.HasHost = rd.bool()
+			l.FirstG1, l.FirstHost = rd.int(), rd.int()
+		}
+	}
 }
 
 func (rd *reader) request(r *Request, values *GapValues) {

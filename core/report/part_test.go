@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -51,15 +52,16 @@ func gapList(r *Request) []string {
 	return out
 }
 
-// TestRecordsRoundTrip: a record with every exported field set, its
-// closed and open runs of inter-token gaps, and records with nil and
-// empty lists come back as they were.
-func TestRecordsRoundTrip(t *testing.T) {
-	var recs []Request
+// TestPartRoundTrip: a part whose counters and records have every
+// exported field set, with closed and open runs of inter-token gaps and
+// nil and empty lists, comes back as it was; a part keeps only the
+// records it is asked to; prefixes, trailing bytes and garbage are errors.
+func TestPartRoundTrip(t *testing.T) {
 	next := 0
-	for i := range 3 {
-		r := NewRequest()
-		fill(t, reflect.ValueOf(&r).Elem(), &next)
+	p := &Part{}
+	fill(t, reflect.ValueOf(p).Elem(), &next)
+	for i := range p.Records {
+		r := &p.Records[i]
 		r.SetGapBuffer(make([]Gap, 0, 2+i), NewGapValues())
 		r.Tokens = 0
 		for k, t := range []vtime.Time{1, 2, 3, 5, 7, 9, 10, 12.5, 15} {
@@ -67,51 +69,79 @@ func TestRecordsRoundTrip(t *testing.T) {
 				r.Token(t)
 			}
 		}
-		recs = append(recs, r)
 	}
-	recs[1].Routing, recs[1].Admissions, recs[1].Prefill = []Routing{}, nil, nil
-	b, err := EncodeRecords(recs, nil)
-	if err != nil {
-		t.Fatal(err)
+	q := NewRequest()
+	q.Routing = []Routing{}
+	p.Records = append(p.Records, q)
+	b := p.Encode(nil)
+	got, err := DecodePart(b)
+	if err != nil || len(got.Records) != len(p.Records) {
+		t.Fatalf("%+v, %v", got, err)
 	}
-	got, err := DecodeRecords(b)
-	if err != nil || len(got) != len(recs) {
-		t.Fatalf("%d records, %v", len(got), err)
-	}
-	for i := range recs {
-		want, have := reflect.ValueOf(recs[i]), reflect.ValueOf(got[i])
-		for f := range want.NumField() {
-			if want.Type().Field(f).IsExported() && !reflect.DeepEqual(want.Field(f).Interface(), have.Field(f).Interface()) {
-				t.Errorf("record %d, %s: %v, want %v", i, want.Type().Field(f).Name, have.Field(f).Interface(), want.Field(f).Interface())
-			}
-		}
-		if g, w := gapList(&got[i]), gapList(&recs[i]); !reflect.DeepEqual(g, w) || got[i].closedGaps != recs[i].closedGaps {
-			t.Errorf("record %d: gaps %v (%d closed), want %v (%d)", i, g, got[i].closedGaps, w, recs[i].closedGaps)
+	exportedEqual(t, "part", reflect.ValueOf(*p), reflect.ValueOf(*got))
+	for i := range p.Records {
+		if g, w := gapList(&got.Records[i]), gapList(&p.Records[i]); !reflect.DeepEqual(g, w) || got.Records[i].closedGaps != p.Records[i].closedGaps {
+			t.Errorf("record %d: gaps %v (%d closed), want %v (%d)", i, g, got.Records[i].closedGaps, w, p.Records[i].closedGaps)
 		}
 	}
-	if got[1].Routing == nil || got[1].Admissions != nil {
-		t.Error("nil and empty lists are not told apart")
+	if r := got.Records[2]; r.Routing == nil || r.Admissions != nil || r.ArrivalMs.IsSet() {
+		t.Error("nil and empty lists, or an unset time, did not come back")
 	}
-	// Only the kept records, and nothing else decodes.
-	if b, _ := EncodeRecords(recs, func(r *Request) bool { return r.Index == recs[2].Index }); true {
-		if one, err := DecodeRecords(b); err != nil || len(one) != 1 || one[0].Index != recs[2].Index {
-			t.Errorf("kept %d records, %v", len(one), err)
-		}
+	keep := p.Records[1].Index
+	if one, err := DecodePart(p.Encode(func(r *Request) bool { return r.Index == keep })); err != nil || len(one.Records) != 1 || one.Records[0].Index != keep {
+		t.Errorf("kept %+v, %v", one, err)
 	}
 	for n := range len(b) {
-		if _, err := DecodeRecords(b[:n]); err == nil {
+		if _, err := DecodePart(b[:n]); err == nil {
 			t.Fatalf("a %d-byte prefix of %d decoded", n, len(b))
 		}
 	}
-	if _, err := DecodeRecords(append(b, 0)); err == nil {
+	if _, err := DecodePart(append(b, 0)); err == nil {
 		t.Error("trailing bytes decoded")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
-		g := make([]byte, rng.IntN(80))
-		for i := range g {
-			g[i] = byte(rng.Uint32())
+		g := append([]byte(nil), b[:rng.IntN(40)]...)
+		for range rng.IntN(80) {
+			g = append(g, byte(rng.Uint32()))
 		}
-		_, _ = DecodeRecords(g)
+		_, _ = DecodePart(g)
+	}
+}
+
+// exportedEqual compares the exported fields of a and b, recursively
+// through pointers, slices and structs (a record's unexported gap fields
+// are compared by gapList).
+func exportedEqual(t *testing.T, at string, a, b reflect.Value) {
+	t.Helper()
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() != b.IsNil() {
+			t.Errorf("%s: nil %v, want %v", at, b.IsNil(), a.IsNil())
+		} else if !a.IsNil() {
+			exportedEqual(t, at, a.Elem(), b.Elem())
+		}
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			t.Errorf("%s: %d elements (nil %v), want %d (nil %v)", at, b.Len(), b.IsNil(), a.Len(), a.IsNil())
+			return
+		}
+		for i := range a.Len() {
+			exportedEqual(t, fmt.Sprintf("%s[%d]", at, i), a.Index(i), b.Index(i))
+		}
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if f := a.Type().Field(i); f.IsExported() {
+				exportedEqual(t, at+"."+f.Name, a.Field(i), b.Field(i))
+			}
+		}
+	case reflect.Float64:
+		if math.Float64bits(a.Float()) != math.Float64bits(b.Float()) {
+			t.Errorf("%s: %v, want %v", at, b.Float(), a.Float())
+		}
+	default:
+		if a.Interface() != b.Interface() {
+			t.Errorf("%s: %v, want %v", at, b.Interface(), a.Interface())
+		}
 	}
 }
