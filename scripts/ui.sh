@@ -87,7 +87,7 @@ build_ui() (
 ui_gzip_budget() {
 	case "$1" in
 	dist/main.wasm) echo 2300000 ;;
-	dist/sim.wasm) echo 2000000 ;;
+	dist/sim.wasm) echo 2100000 ;; # raised from 2,000,000 for issue 21's split runs (docs/ui.md, "Sizes")
 	*) echo 0 ;;
 	esac
 }

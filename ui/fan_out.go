@@ -278,6 +278,11 @@ func (c *RunView) fanFinish() {
 	if f.indexed != nil {
 		c.Passes.index(*f.indexed)
 	}
+	if f.passes.Indexing && f.indexed == nil {
+		// The run worker indexes the windows once asked: now, so that
+		// it took no CPU from the runs.
+		c.page.host.Post(Message{Req: proto.Request{Op: proto.OpIndex, ID: f.passesID, Index: &proto.IndexJob{}}})
+	}
 	// The run worker's runs stopped after their windows: the results say
 	// how far the longest rank went.
 	c.Passes.ran = 0

@@ -201,3 +201,38 @@ func TestFanOutParts(t *testing.T) {
 		t.Fatalf("after every reply: running %v, results %+v, status %q", a.Runs.Running, a.Runs.Results, a.Runs.Status)
 	}
 }
+
+// TestFanOutIndexesAfterTheRuns: the run worker of a fanned-out job does
+// not index its windows on its own (it would take CPU from the runs); once
+// the results are in, the page asks it to (one index request for the
+// windows' job).
+func TestFanOutIndexesAfterTheRuns(t *testing.T) {
+	h := &nopHost{width: 600}
+	a := NewRoot(h, "")
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgReady}, nil))
+	job := h.last()
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgProgress, ID: job.ID, Progress: &proto.Progress{Variants: 3, FanOut: true}}, nil))
+	meta := []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true, Ranks: []proto.RankMeta{{Passes: 2000, Lines: 2000, First: 1, Ran: 2001, G1: 3}}}, {}, {}}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: job.ID, Result: &proto.RunResult{Results: make([]proto.Outcome, 3), Passes: meta, Indexing: true}}, nil))
+	indexAsks := func() int {
+		n := 0
+		for _, m := range h.posted {
+			if m.Req.Op == proto.OpIndex && m.Req.ID == job.ID {
+				n++
+			}
+		}
+		return n
+	}
+	for k, p := range h.swept {
+		if indexAsks() != 0 {
+			t.Fatalf("the page asked for the index before run %d's results", k)
+		}
+		v := proto.View{Label: p.msg.Req.Run.Variants[0].Label, Requests: 2, Completed: 2}
+		bins := [][]byte{proto.EncodeRows([]proto.Row{{ID: "s0t0", Session: "s0", TTFT: 2, Input: 256, Status: "completed"}})}
+		a.Deliver(fanReply(t, k, proto.Reply{Type: proto.MsgResult, ID: p.msg.Req.ID, Result: &proto.RunResult{
+			Results: []proto.Outcome{{Label: v.Label, View: &v, Rows: 1, Prediction: 1}}}}, bins, "{}"))
+	}
+	if a.Runs.Running || indexAsks() != 1 {
+		t.Errorf("after the results: running %v, %d index requests", a.Runs.Running, indexAsks())
+	}
+}

@@ -53,6 +53,9 @@ type job struct {
 	// the pass view's window (PassesOnly).
 	FanOut bool
 	fanOut func(parts []int)
+	// fanned: run fanned the job out (it keeps the pass view's windows
+	// alone).
+	fanned bool
 	// Part runs one part of the job's one variant (proto.RunJob.Part).
 	Part *proto.Part
 
@@ -189,7 +192,7 @@ func (j *job) run(progress progressFunc) []runOut {
 		// here, to report its errors.
 		if keeps, err := replay.KeepsWindow(j.replayJob(vs[0])); err == nil && keeps {
 			if parts := j.parts(vs); len(vs) > 1 || parts[0] > 1 {
-				j.PassesOnly = true
+				j.PassesOnly, j.fanned = true, true
 				j.fanOut(parts)
 			}
 		}

@@ -376,7 +376,7 @@ func TestFanOut(t *testing.T) {
 	}{{[]string{long}, true}, {nil, false}} {
 		run := &proto.RunJob{Config: conn, Name: "connectors.yaml", Overrides: tc.overrides, Variants: vs, Passes: true, FanOut: true}
 		fanned := 0
-		r, _ := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 5, Run: run}, nil, func(p *answer) {
+		r, a := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 5, Run: run}, nil, func(p *answer) {
 			if pr := p.reply.Progress; pr != nil && pr.FanOut {
 				if fanned++; pr.Variants != 2 || p.reply.ID != 5 {
 					t.Errorf("fan-out progress %+v", p.reply)
@@ -388,6 +388,11 @@ func TestFanOut(t *testing.T) {
 		}
 		if (fanned == 1) != tc.fan || fanned > 1 {
 			t.Errorf("fan %v: %d fan-out replies", tc.fan, fanned)
+		}
+		// A fanned-out job's windows are indexed when the page asks,
+		// after the runs' results (ui.RunView.fanFinish).
+		if want := map[bool]int{true: 0, false: 5}[tc.fan]; !r.Result.Indexing || a.next != want {
+			t.Errorf("fan %v: indexing %v, next %d (want %d)", tc.fan, r.Result.Indexing, a.next, want)
 		}
 		for v, o := range r.Result.Results {
 			if o.Error != nil || (o.View == nil) != tc.fan || r.Result.Passes[v].Stopped != tc.fan {

@@ -227,7 +227,10 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 			}
 		}
 		res.Indexing = !kept.passes.done
-		if res.Indexing {
+		if res.Indexing && !j.fanned {
+			// A fanned-out job's index waits for the page's first index
+			// request, sent once the runs' results are in: on a machine
+			// with as many cores as runs it would take CPU from them.
 			a.next = id
 		}
 	}
