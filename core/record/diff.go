@@ -166,10 +166,12 @@ type side struct {
 	g1pos, g2pos int
 	g2           *g2State
 	dom          *domLog
-	// held1[b] == stamp marks block b cached in G1 at the last hold;
-	// n1 counts them.
-	held1  []int32
-	stamp  int32
+	// held1 has block b's bit set when b is cached in G1 at the last
+	// hold, list1 lists those blocks (in slot order) and n1 counts them:
+	// a bit a block of the run, not a stamp (24 MB a side on the Mooncake
+	// run, 258 MB allocated over one index of a compare's window).
+	held1  []uint64
+	list1  []int32
 	n1     int
 	names  map[int32]string
 	byName map[string]int32
@@ -258,16 +260,19 @@ func (s *side) advance(p int) {
 func (s *side) hold(p int) {
 	s.advance(p)
 	if s.held1 == nil {
-		s.held1 = make([]int32, s.numBlocks())
+		s.held1 = make([]uint64, (s.numBlocks()+63)/64)
 	}
-	s.stamp++
-	s.n1 = 0
+	for _, b := range s.list1 {
+		s.held1[b>>6] &^= 1 << (b & 63)
+	}
+	s.list1 = s.list1[:0]
 	for i, c := range s.g1.code {
-		if b := s.g1.block[i]; b >= 0 && c != codeFree && c != codePrivate && s.held1[b] != s.stamp {
-			s.held1[b] = s.stamp
-			s.n1++
+		if b := s.g1.block[i]; b >= 0 && c != codeFree && c != codePrivate && s.held1[b>>6]&(1<<(b&63)) == 0 {
+			s.held1[b>>6] |= 1 << (b & 63)
+			s.list1 = append(s.list1, b)
 		}
 	}
+	s.n1 = len(s.list1)
 }
 
 func (s *side) holds(t tierIdx) bool {
@@ -275,7 +280,7 @@ func (s *side) holds(t tierIdx) bool {
 		return false
 	}
 	if t.tier == 1 {
-		return s.held1[t.b] == s.stamp
+		return s.held1[t.b>>6]&(1<<(t.b&63)) != 0
 	}
 	if s.g2 == nil {
 		return false
@@ -293,10 +298,8 @@ func (s *side) n2() int {
 
 // each calls fn for every block the side holds at the last hold.
 func (s *side) each(fn func(tierIdx)) {
-	for b, st := range s.held1 {
-		if st == s.stamp {
-			fn(tierIdx{1, int32(b)})
-		}
+	for _, b := range s.list1 {
+		fn(tierIdx{1, b})
 	}
 	if s.g2 != nil {
 		for _, k := range s.g2.byBlock.keys {
