@@ -201,7 +201,7 @@ func (c *SweepView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				{
 					vgparent := vgn
 					_ = vgparent
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The compare running in the Run view uses the sweep's workers; the sweep can start when it ends."}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "The run under way in the Run view uses the sweep's workers; the sweep can start when it ends."}
 					vgparent.AppendChild(vgn)
 				}
 			}

@@ -218,7 +218,7 @@ func (c *SweepView) CanRun() bool {
 // RunTitle explains the Run sweep button.
 func (c *SweepView) RunTitle() string {
 	if c.page.Runs.fan != nil {
-		return "the compare running in the Run view uses the sweep's workers"
+		return "the run under way in the Run view uses the sweep's workers"
 	}
 	return "run every point of the grid in the Web Workers"
 }
@@ -230,7 +230,7 @@ func (c *SweepView) Run() {
 		return
 	}
 	if c.page.Runs.fan != nil {
-		c.Err = "The compare running in the Run view uses the sweep's workers; wait for it, or cancel it."
+		c.Err = "The run under way in the Run view uses the sweep's workers; wait for it, or cancel it."
 		return
 	}
 	c.Err, c.Status = "", ""
