@@ -165,6 +165,12 @@ func TestMooncakeBuiltin(t *testing.T) {
 	if e := tb.text("#run-error"); e != "" {
 		t.Errorf("run error %q", e)
 	}
+	// Its four replicas routed round robin split: on this machine's cores
+	// (2 or more in CI) the run ran as parts in the sweep's workers, and
+	// the cards above are the merge's (docs/ui.md, "Compared long runs").
+	if st := tb.text("#status"); !strings.Contains(st, " parts at once)") && eval[int](tb, `navigator.hardwareConcurrency`) >= 2 {
+		t.Errorf("status %q: the run did not split", st)
+	}
 	// The trace's 12,031 requests are over the whole record's 5,000: the
 	// pass view keeps each rank's first 2,000 passes and says so.
 	tb.pvReady(0)
