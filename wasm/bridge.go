@@ -215,6 +215,15 @@ func (j *job) run(progress progressFunc) []runOut {
 		runtime.GC()
 		out[i] = j.runOne(i, v, progress)
 	}
+	if j.PassesOnly && len(vs) > 1 {
+		// A compare's window move: the last run's engine is garbage, and
+		// the index and the frames that follow allocate on top of the
+		// three windows. Collecting now sets the collector's next goal
+		// from the windows alone, not from the last run's peak, so they
+		// fit in the memory the runs took (docs/ui.md, "Window moves from
+		// checkpoints").
+		runtime.GC()
+	}
 	return out
 }
 
