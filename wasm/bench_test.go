@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,20 +190,9 @@ func BenchmarkDivergencesA3(b *testing.B) {
 // encoding, reported apart (ms-seek, ms-encode: medians). The trace is
 // not in the repository: set KVSIM_MOONCAKE to its conversation.yaml.
 func BenchmarkFrameMooncake(b *testing.B) {
-	path := os.Getenv("KVSIM_MOONCAKE")
-	if path == "" {
-		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	trace, err := os.ReadFile(filepath.Join(filepath.Dir(path), "conversation_trace.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	j := &job{Op: proto.OpRun, Config: string(data), Name: "conversation.yaml", Passes: true,
-		Traces: map[string]string{"conversation_trace.jsonl": string(trace)}}
+	config, trace := mooncakeCase(b)
+	j := &job{Op: proto.OpRun, Config: config, Name: "conversation.yaml", Passes: true,
+		Traces: map[string]string{"conversation_trace.jsonl": trace}}
 	outs := j.run(nil)
 	if outs[0].Err != nil || outs[0].Record == nil {
 		b.Fatalf("no record: %v", outs[0].Err)
@@ -228,5 +219,63 @@ func BenchmarkFrameMooncake(b *testing.B) {
 		slices.Sort(encodes)
 		b.ReportMetric(float64(seeks[10].Microseconds())/1000, "ms-seek")
 		b.ReportMetric(float64(encodes[10].Microseconds())/1000, "ms-encode")
+	}
+}
+
+// mooncakeCase reads the Mooncake case's conversation.yaml (the path in
+// KVSIM_MOONCAKE; the benchmark is skipped without it) and its trace.
+func mooncakeCase(b *testing.B) (config, trace string) {
+	path := os.Getenv("KVSIM_MOONCAKE")
+	if path == "" {
+		b.Skip("set KVSIM_MOONCAKE to the Mooncake case's conversation.yaml")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := os.ReadFile(filepath.Join(filepath.Dir(path), "conversation_trace.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data), string(tr)
+}
+
+// BenchmarkCompareMoveMooncake is a compare's window move on the Mooncake
+// conversation trace (200,000 host blocks, the three connectors), as the
+// run worker makes it: the three runs to the end of a window starting at
+// pass 50,000 or 150,000 (PassesOnly, no checkpoints: a compare keeps
+// none), then the timeline index of the three windows, first divergences
+// included (s-runs, s-index). Use -benchtime 1x.
+func BenchmarkCompareMoveMooncake(b *testing.B) {
+	config, trace := mooncakeCase(b)
+	config = strings.Replace(config, "        capacity: {type: fixed, blocks: 40000}\n",
+		"        capacity: {type: fixed, blocks: 40000}\n        host_offload: {num_host_blocks: 200000, connector: simple_cpu_v0_32}\n", 1)
+	var vs []proto.Variant
+	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
+		vs = append(vs, proto.Variant{Label: c, Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=" + c}})
+	}
+	for _, from := range []int{50000, 150000} {
+		b.Run(fmt.Sprint("from ", from), func(b *testing.B) {
+			for b.Loop() {
+				dropScrub()
+				j := &job{Op: proto.OpRun, Config: config, Name: "conversation.yaml", Passes: true, Variants: vs,
+					FromPass: from, PassesOnly: true, Traces: map[string]string{"conversation_trace.jsonl": trace}}
+				t0 := time.Now()
+				outs := j.run(nil)
+				t1 := time.Now()
+				var recs []*record.Record
+				for _, o := range outs {
+					if o.Err != nil || o.Record == nil {
+						b.Fatalf("%s: no record: %v %s", o.Label, o.Err, o.RecordNote)
+					}
+					recs = append(recs, o.Record)
+				}
+				p := newPasses(recs)
+				for !p.step(time.Second) {
+				}
+				b.ReportMetric(t1.Sub(t0).Seconds(), "s-runs")
+				b.ReportMetric(time.Since(t1).Seconds(), "s-index")
+			}
+		})
 	}
 }
