@@ -13,7 +13,6 @@ package identity
 import (
 	"maps"
 	"slices"
-	"sort"
 )
 
 // ID is a dense block identity, numbered from 0 in order of first sight.
@@ -270,8 +269,17 @@ func (t *Table) Hash(id ID) uint64 { return t.hashes[id>>pageBits][id&(pageSize-
 func (t *Table) Origin(id ID) Origin { return originOf(t.runs, id) }
 
 func originOf(runs []originRun, id ID) Origin {
-	k := sort.Search(len(runs), func(k int) bool { return runs[k].id > id }) - 1
-	r := runs[k]
+	// The last run starting at or before id (a binary search written out:
+	// sort.Search's call per step was most of a diff's block lookups).
+	lo, hi := 0, len(runs)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); runs[m].id > id {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	r := runs[lo-1]
 	return Origin{Request: r.o.Request, Block: r.o.Block + int32(id-r.id)}
 }
 
@@ -298,15 +306,30 @@ func (o Origins) Of(id ID) Origin { return originOf(o.runs, id) }
 // Births finds identities by where they were first computed (the inverse
 // of Origins.Of): each request's runs, in identity order.
 type Births struct {
-	o     Origins
-	byReq map[int32][]int32 // request → indices of its runs
+	o Origins
+	// byReq lists each request's runs (indices into o.runs), requests
+	// numbered from 0; other holds any other request number's.
+	byReq [][]int32
+	other map[int32][]int32
 }
 
 // Births indexes o by request.
 func (o Origins) Births() *Births {
-	b := &Births{o: o, byReq: make(map[int32][]int32)}
+	b := &Births{o: o}
 	for i, r := range o.runs {
-		b.byReq[r.o.Request] = append(b.byReq[r.o.Request], int32(i))
+		q := r.o.Request
+		switch {
+		case q < 0 || int(q) > len(o.runs): // a dense slice would not pay
+			if b.other == nil {
+				b.other = map[int32][]int32{}
+			}
+			b.other[q] = append(b.other[q], int32(i))
+		default:
+			if int(q) >= len(b.byReq) {
+				b.byReq = append(b.byReq, make([][]int32, int(q)+1-len(b.byReq))...)
+			}
+			b.byReq[q] = append(b.byReq[q], int32(i))
+		}
 	}
 	return b
 }
@@ -314,7 +337,13 @@ func (o Origins) Births() *Births {
 // Find returns the identity first computed as block block of request
 // req, if any.
 func (b *Births) Find(req, block int32) (ID, bool) {
-	for _, i := range b.byReq[req] {
+	var runs []int32
+	if req >= 0 && int(req) < len(b.byReq) {
+		runs = b.byReq[req]
+	} else {
+		runs = b.other[req]
+	}
+	for _, i := range runs {
 		r := b.o.runs[i]
 		end := ID(b.o.n)
 		if int(i)+1 < len(b.o.runs) {

@@ -339,3 +339,44 @@ func TestSequence_LongRunCrossesPages(t *testing.T) {
 		}
 	}
 }
+
+// TestOrigins_BirthsInvertOf: Origins.Of names where each identity was
+// first computed, and Births.Find finds it again from there, for request
+// numbers that index the dense list (0, 1, 2), a negative one and one far
+// past the table's runs; a block no request computed is not found.
+func TestOrigins_BirthsInvertOf(t *testing.T) {
+	tab := identity.NewTable(10)
+	reqs := []int32{0, -3, 2, 1, 900000}
+	seqs := make([]identity.Sequence, len(reqs))
+	toks := make([][]uint32, len(reqs))
+	want := map[identity.ID]identity.Origin{}
+	for step := 0; tab.Len() < 20000; step++ {
+		r := step % len(reqs)
+		toks[r] = append(toks[r], uint32(step), uint32(r), 7)
+		before, from := tab.Len(), len(seqs[r].IDs)
+		seqs[r].Extend(tab, toks[r], 4, reqs[r])
+		for j := from; j < len(seqs[r].IDs); j++ {
+			if id := seqs[r].IDs[j]; int(id) >= before {
+				want[id] = identity.Origin{Request: reqs[r], Block: int32(j)}
+			}
+		}
+	}
+	o := tab.Origins()
+	births := o.Births()
+	for id, w := range want {
+		if got := o.Of(id); got != w {
+			t.Fatalf("identity %d: origin %+v, want %+v", id, got, w)
+		}
+		if got, ok := births.Find(w.Request, w.Block); !ok || got != id {
+			t.Fatalf("births of %+v: %d %v, want %d", w, got, ok, id)
+		}
+	}
+	for _, q := range []int32{3, -1, 900001} {
+		if id, ok := births.Find(q, 0); ok {
+			t.Errorf("request %d computed nothing, but Find gives %d", q, id)
+		}
+	}
+	if _, ok := births.Find(0, int32(len(seqs[0].IDs))); ok {
+		t.Error("Find found a block past request 0's last")
+	}
+}
