@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/core/record"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -105,6 +106,13 @@ func BenchmarkIndexA3Seek(b *testing.B) {
 }
 
 var seekSet = map[string]bool{}
+
+func deref(f *vtime.Time) float64 {
+	if f == nil {
+		return math.NaN()
+	}
+	return float64(*f)
+}
 
 // seekIndexPass is the former indexPass: every run's state rebuilt at
 // every pass, events taken from the snapshot.

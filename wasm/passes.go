@@ -12,7 +12,6 @@ import (
 
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/report"
-	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
@@ -57,7 +56,8 @@ type passes struct {
 	// rank (record.Diff), made after the passes; diffV, diffK the next.
 	divs         []proto.Divergence
 	diffV, diffK int
-	kinds        []string // scratch for record.EventKinds
+	kinds        []string      // scratch for record.EventKinds
+	copies       []record.Copy // scratch for record.Copies
 	// spent is the time the steps took so far (docs/ui.md reports it).
 	spent time.Duration
 }
@@ -207,20 +207,17 @@ func (p *passes) indexPass(k, pass int) {
 		if !copies {
 			continue
 		}
-		events, err := rec.Events(k, pass)
-		if err != nil {
-			continue
-		}
-		for _, e := range events {
+		p.copies = rec.Copies(k, pass, p.copies[:0])
+		for _, e := range p.copies {
 			switch e.Kind {
 			case "d2h_submit", "h2d_submit":
-				tr := proto.Transfer{H2D: e.Kind == "h2d_submit", Blocks: len(e.Blocks), Submit: deref(e.AtMs),
-					Deadline: deref(e.DeadlineMs), Complete: math.NaN(), Pass: pass}
+				tr := proto.Transfer{H2D: e.Kind == "h2d_submit", Blocks: e.Blocks, Submit: e.AtMs,
+					Deadline: e.DeadlineMs, Complete: math.NaN(), Pass: pass}
 				p.open[v][e.Transfer] = len(tl.Transfers)
 				tl.Transfers = append(tl.Transfers, tr)
 			case "d2h_complete", "h2d_complete":
 				if i, ok := p.open[v][e.Transfer]; ok {
-					tl.Transfers[i].Complete = deref(e.AtMs)
+					tl.Transfers[i].Complete = e.AtMs
 					delete(p.open[v], e.Transfer)
 				}
 			}
@@ -231,13 +228,6 @@ func (p *passes) indexPass(k, pass int) {
 // transferKind marks the event kinds that open or close a copy on the
 // transfer lanes.
 var transferKind = map[string]bool{"d2h_submit": true, "h2d_submit": true, "d2h_complete": true, "h2d_complete": true}
-
-func deref(f *vtime.Time) float64 {
-	if f == nil {
-		return math.NaN()
-	}
-	return float64(*f)
-}
 
 // setPrompts notes variant v's prompt lengths from its report records.
 func (p *passes) setPrompts(v int, recs []report.Request) {

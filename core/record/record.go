@@ -2,6 +2,7 @@ package record
 
 import (
 	"iter"
+	"math"
 	"strconv"
 
 	"github.com/kvsim/kvsim/core/identity"
@@ -255,6 +256,54 @@ func (r *Record) EventKinds(rank, pass int, out []string) []string {
 		}
 	}
 	return out
+}
+
+// A Copy is one pass's submission or completion of a copy between G1
+// and G2: what Events says of it, without naming its blocks.
+type Copy struct {
+	Kind     string // d2h_submit, h2d_submit, d2h_complete or h2d_complete
+	Transfer int
+	Blocks   int
+	// AtMs and DeadlineMs are NaN where the event has none.
+	AtMs, DeadlineMs float64
+}
+
+// Copies appends one pass's copy submissions and completions to out, in
+// event order (the timeline's transfer lanes): Events would name every
+// block of every copy, which the lanes only count.
+func (r *Record) Copies(rank, pass int, out []Copy) []Copy {
+	rl := r.ranks[rank]
+	from := 0
+	if pass > 1 {
+		from = rl.pass(pass - 1).evEnd
+	}
+	for i := from; i < rl.pass(pass).evEnd; i++ {
+		e := rl.events.at(i)
+		switch {
+		case e.kind&kindDecoded != 0:
+			if ev := &r.pub[e.a]; copyKind(ev.Kind) {
+				out = append(out, Copy{Kind: ev.Kind, Transfer: ev.Transfer, Blocks: len(ev.Blocks), AtMs: orNaN(ev.AtMs), DeadlineMs: orNaN(ev.DeadlineMs)})
+			}
+		case e.kind == evD2HSubmit || e.kind == evH2DSubmit || e.kind == evD2HComplete || e.kind == evH2DComplete:
+			c := Copy{Kind: kindNames[e.kind], Transfer: int(e.a), Blocks: len(r.trs[e.a].blocks), AtMs: float64(e.t1), DeadlineMs: math.NaN()}
+			if e.flag && (e.kind == evD2HSubmit || e.kind == evH2DSubmit) {
+				c.DeadlineMs = float64(e.t2())
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func copyKind(k string) bool {
+	return k == "d2h_submit" || k == "h2d_submit" || k == "d2h_complete" || k == "h2d_complete"
+}
+
+func orNaN(t *vtime.Time) float64 {
+	if t == nil {
+		return math.NaN()
+	}
+	return float64(*t)
 }
 
 // Seek rebuilds rank's state at the end of pass (1-based; NumLines(rank)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/kvsim/kvsim/core/record"
 	"github.com/kvsim/kvsim/core/replay"
 	"github.com/kvsim/kvsim/core/trace"
+	"github.com/kvsim/kvsim/core/vtime"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -483,3 +485,59 @@ func diffLiveAndDecoded(t *testing.T, spec string) {
 		}
 	}
 }
+
+// TestCopiesAreTheCopyEvents: Copies says of every pass what Events says
+// of its copy submissions and completions (kind, transfer, block count,
+// times), for §A's 192-block runs live and read back from passes.jsonl.
+func TestCopiesAreTheCopyEvents(t *testing.T) {
+	for _, row := range connectorRows[4:7] {
+		live, _, _ := run(t, "connectors.yaml", row.sets, false)
+		var buf bytes.Buffer
+		if err := live.WriteJSONL(&buf); err != nil {
+			t.Fatal(err)
+		}
+		decoded, err := record.Decode(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range []*record.Record{live, decoded} {
+			var got []record.Copy
+			for p := 1; p <= r.NumLines(0); p++ {
+				evs, err := r.Events(0, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []record.Copy
+				for _, e := range evs {
+					switch e.Kind {
+					case "d2h_submit", "h2d_submit", "d2h_complete", "h2d_complete":
+						want = append(want, record.Copy{Kind: e.Kind, Transfer: e.Transfer, Blocks: len(e.Blocks), AtMs: nanOr(e.AtMs), DeadlineMs: nanOr(e.DeadlineMs)})
+					}
+				}
+				got = r.Copies(0, p, got[:0])
+				if len(got) != len(want) {
+					t.Fatalf("%s pass %d: %d copies, want %d", row.name, p, len(got), len(want))
+				}
+				for i := range got {
+					if g, w := got[i], want[i]; g.Kind != w.Kind || g.Transfer != w.Transfer || g.Blocks != w.Blocks || !sameFloat(g.AtMs, w.AtMs) || !sameFloat(g.DeadlineMs, w.DeadlineMs) {
+						t.Fatalf("%s pass %d: copy %+v, want %+v", row.name, p, g, w)
+					}
+				}
+				n += len(got)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no copies", row.name)
+		}
+	}
+}
+
+func nanOr(t *vtime.Time) float64 {
+	if t == nil {
+		return math.NaN()
+	}
+	return float64(*t)
+}
+
+func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
