@@ -551,8 +551,15 @@ func (d *domRec) snapshot() *g2State {
 	return st
 }
 
-// EntryChanged records an entry's new state (g2.Observer).
+// EntryChanged records an entry's new state (g2.Observer). Outside the
+// stored passes it only counts the change: finding the entry's state
+// took two lookups in the tier, about 6 % of a compare's window move on
+// the Mooncake trace spent before its window.
 func (d *domRec) EntryChanged(id identity.ID) {
+	if !d.storing() {
+		d.opn++
+		return
+	}
 	switch {
 	case d.tier.Lookup(id) == g2.Pending:
 		d.op(id, opPending)
