@@ -113,9 +113,13 @@ func TestTable_PagesAndOriginRuns(t *testing.T) {
 			}
 		}
 	}
+	origins := tab.Origins()
 	for _, b := range all {
 		if o := tab.Origin(b.id); o != b.o {
 			t.Fatalf("identity %d: origin %+v, want %+v", b.id, o, b.o)
+		}
+		if o := origins.Of(b.id); o != b.o {
+			t.Fatalf("identity %d: Origins.Of %+v, want %+v", b.id, o, b.o)
 		}
 	}
 	var again identity.Sequence
@@ -343,16 +347,22 @@ func TestSequence_LongRunCrossesPages(t *testing.T) {
 // TestOrigins_BirthsInvertOf: Origins.Of names where each identity was
 // first computed, and Births.Find finds it again from there, for request
 // numbers that index the dense list (0, 1, 2), a negative one and one far
-// past the table's runs; a block no request computed is not found.
+// past the table's runs, and for runs of new blocks that cross the pages
+// Of searches by; a block no request computed is not found.
 func TestOrigins_BirthsInvertOf(t *testing.T) {
 	tab := identity.NewTable(10)
 	reqs := []int32{0, -3, 2, 1, 900000}
 	seqs := make([]identity.Sequence, len(reqs))
 	toks := make([][]uint32, len(reqs))
 	want := map[identity.ID]identity.Origin{}
-	for step := 0; tab.Len() < 20000; step++ {
+	for step := 0; tab.Len() < 60000; step++ {
 		r := step % len(reqs)
 		toks[r] = append(toks[r], uint32(step), uint32(r), 7)
+		if step%40 == 13 { // a run of 1,500 new blocks across pages
+			for i := range 6000 {
+				toks[r] = append(toks[r], uint32(i))
+			}
+		}
 		before, from := tab.Len(), len(seqs[r].IDs)
 		seqs[r].Extend(tab, toks[r], 4, reqs[r])
 		for j := from; j < len(seqs[r].IDs); j++ {
