@@ -216,7 +216,8 @@ func TestMooncakeCompareMemory(t *testing.T) {
 }
 
 // compareMoves moves the compared runs' pass view to four random passes
-// of the longest rank: each move re-runs the three runs in the run worker,
+// of the longest rank, and logs when each is drawn and when its timeline
+// is indexed: each move re-runs the three runs in the run worker,
 // from the first pass (a compare keeps no checkpoints: docs/ui.md,
 // "Window moves from checkpoints").
 func compareMoves(t *testing.T, tb *tab) {
@@ -225,7 +226,7 @@ func compareMoves(t *testing.T, tb *tab) {
 	t.Logf("the pass view drawn %v after the compare; its attributes %q", time.Since(start).Round(time.Millisecond),
 		eval[string](tb, `[...document.getElementById('passview').attributes].map(a => a.name + '=' + a.value).join(' ')`))
 	rng := rand.New(rand.NewPCG(7, 1))
-	var moves []time.Duration
+	var moves, indexed []time.Duration
 	peak := int64(0)
 	for range 4 {
 		from := 1 + rng.IntN(200000) // the longest rank runs about 216,000 passes
@@ -239,12 +240,22 @@ func compareMoves(t *testing.T, tb *tab) {
 		}
 		tb.wait("the moved pass drawn", fmt.Sprintf(`!!document.querySelector('#passview[data-ready][data-pass="%d"]')`, from), 2*time.Minute)
 		moves = append(moves, time.Since(click))
+		// The index is awaited by reading the attribute: chromedp's Poll of
+		// the same selector timed out this late in the test although the
+		// page showed it (the pass view's attributes logged every 5 s).
+		for !eval[bool](tb, `!!document.querySelector('#passview[data-indexed]')`) {
+			if time.Since(click) > 3*time.Minute {
+				t.Fatalf("the move to %d: not indexed after %v", from, time.Since(click))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		indexed = append(indexed, time.Since(click))
 		m, _ := tb.workerMem()
 		peak = max(peak, m)
 	}
 	_, retired := tb.workerMem()
-	t.Logf("compared window moves %v; the run worker at most %d MiB, %d retired", moves, peak>>20, retired)
-	writeMeasure(t, "mooncake_compare", fmt.Sprintf("window moves %v, run worker at most %d MiB", moves, peak>>20))
+	t.Logf("compared window moves %v, indexed %v after the click; the run worker at most %d MiB, %d retired", moves, indexed, peak>>20, retired)
+	writeMeasure(t, "mooncake_compare", fmt.Sprintf("window moves %v, indexed %v after the click, run worker at most %d MiB", moves, indexed, peak>>20))
 	// Each move holds the three runs' windows and one running engine; a
 	// worker above twice the retire threshold is replaced before the next
 	// move, so the bound is loose.

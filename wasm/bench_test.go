@@ -251,9 +251,10 @@ func mooncakeCase(b *testing.B) (config, trace string) {
 // BenchmarkCompareMoveMooncake is a compare's window move on the Mooncake
 // conversation trace (200,000 host blocks, the three connectors), as the
 // run worker makes it: the three runs to the end of a window starting at
-// pass 50,000 or 150,000 (PassesOnly, no checkpoints: a compare keeps
-// none), then the timeline index of the three windows, first divergences
-// included (s-runs, s-index). Use -benchtime 1x.
+// pass 8,179 (the runs part inside it), 50,000 or 150,000 (PassesOnly, no
+// checkpoints: a compare keeps none), then the timeline index of the
+// three windows, first divergences included (s-runs, s-index). Use
+// -benchtime 1x.
 func BenchmarkCompareMoveMooncake(b *testing.B) {
 	config, trace := mooncakeCase(b)
 	config = strings.Replace(config, "        capacity: {type: fixed, blocks: 40000}\n",
@@ -262,7 +263,7 @@ func BenchmarkCompareMoveMooncake(b *testing.B) {
 	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
 		vs = append(vs, proto.Variant{Label: c, Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=" + c}})
 	}
-	for _, from := range []int{50000, 150000} {
+	for _, from := range []int{8179, 50000, 150000} {
 		b.Run(fmt.Sprint("from ", from), func(b *testing.B) {
 			for b.Loop() {
 				dropScrub()
