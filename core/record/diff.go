@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"sort"
 
@@ -131,6 +132,7 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 			if !w.same() {
 				res.FirstDivergent = p
 				res.HeldOnlyA, res.HeldOnlyB = w.heldOnly(w.a, w.b), w.heldOnly(w.b, w.a)
+				w.stopKeys()
 			}
 			twins = res.FirstDivergent == 0 && w.sameSlots()
 		}
@@ -185,7 +187,10 @@ type side struct {
 	// origin.
 	toPeer []int32
 	births *identity.Births
-	isB    bool // the second run of the diff (key numbers requests as its)
+	// track, when set, is told each block that joins (in) or leaves the
+	// side's holdings in a tier (differ.track).
+	track func(tier uint8, b int32, in bool)
+	isB   bool // the second run of the diff (key numbers requests as its)
 }
 
 func newSide(r *Record, rank int) *side {
@@ -247,6 +252,13 @@ func (s *side) advance(p int) {
 		if s.dom != nil {
 			s.g2pos = rl.pass(p).g2End
 			s.g2 = s.r.g2At(s.r.Domain[s.rank], s.g2pos)
+			if s.track != nil {
+				for _, k := range s.g2.byBlock.keys {
+					if k >= 0 {
+						s.track(2, k, true)
+					}
+				}
+			}
 		}
 		s.pass = p
 		return
@@ -261,7 +273,16 @@ func (s *side) advance(p int) {
 	}
 	if s.dom != nil {
 		for end := rl.pass(p).g2End; s.g2pos < end; s.g2pos++ {
-			s.g2.apply(s.dom.ops.at(s.g2pos))
+			op := s.dom.ops.at(s.g2pos)
+			if s.track == nil {
+				s.g2.apply(op)
+				continue
+			}
+			_, had := s.g2.byBlock.get(op.block)
+			s.g2.apply(op)
+			if _, has := s.g2.byBlock.get(op.block); has != had {
+				s.track(2, op.block, has)
+			}
 		}
 	}
 	s.pass = p
@@ -290,6 +311,9 @@ func (s *side) add1(b int32) {
 	case s.held1[b>>6]&(1<<(b&63)) == 0:
 		s.held1[b>>6] |= 1 << (b & 63)
 		s.n1++
+		if s.track != nil {
+			s.track(1, b, true)
+		}
 	default:
 		if s.dup1 == nil {
 			s.dup1 = map[int32]int32{}
@@ -315,6 +339,9 @@ func (s *side) drop1(b int32) {
 	}
 	s.held1[b>>6] &^= 1 << (b & 63)
 	s.n1--
+	if s.track != nil {
+		s.track(1, b, false)
+	}
 }
 
 // checkHoldings makes every hold compare the side's holdings with the
@@ -440,6 +467,53 @@ type differ struct {
 	p      int
 	ea, eb []tierIdx
 	held   bool
+	// For live records, from the first pass where both runs hold as many
+	// blocks in each tier until they part, the difference of their
+	// holdings is kept as they change (track): keys[k] has bit 1 when a holds the block of
+	// key k (tier and origin, in b's request numbers) and bit 2 when b
+	// does, and odd counts the keys one run holds alone, plus a's blocks
+	// whose request b does not have. same is then odd == 0, where it
+	// compared every block either run held, at every pass where their
+	// changes differed until they parted (2.2 of the 2.9 s that the index
+	// of a Mooncake compare window where the runs part took natively).
+	keys map[uint64]uint8
+	odd  int
+}
+
+// track counts side s's block b joining (in) or leaving a tier's holdings.
+func (w *differ) track(s *side, tier uint8, b int32, in bool) {
+	k, ok := s.key(b)
+	if !ok {
+		if in {
+			w.odd++
+		} else {
+			w.odd--
+		}
+		return
+	}
+	k |= uint64(tier-1) << 31 // a block index is below 1<<31
+	bit := uint8(1)
+	if s.isB {
+		bit = 2
+	}
+	v := w.keys[k]
+	was := v == 1 || v == 2
+	if in {
+		v |= bit
+	} else {
+		v &^= bit
+	}
+	switch now := v == 1 || v == 2; {
+	case now && !was:
+		w.odd++
+	case was && !now:
+		w.odd--
+	}
+	if v == 0 {
+		delete(w.keys, k)
+	} else {
+		w.keys[k] = v
+	}
 }
 
 func (w *differ) pass(p int) {
@@ -564,6 +638,56 @@ func (w *differ) hold() {
 	w.held = true
 	w.a.hold(w.p)
 	w.b.hold(w.p)
+	if checkHoldings && w.keys != nil {
+		w.checkKeys()
+	}
+}
+
+// startKeys builds keys and odd from both runs' holdings now, and keeps
+// them up to date from here on.
+func (w *differ) startKeys() {
+	w.keys, w.odd = w.holdingKeys()
+	for _, s := range []*side{w.a, w.b} {
+		s.track = func(tier uint8, b int32, in bool) { w.track(s, tier, b, in) }
+	}
+}
+
+// stopKeys stops keeping keys (the runs have parted).
+func (w *differ) stopKeys() {
+	w.keys, w.odd = nil, 0
+	w.a.track, w.b.track = nil, nil
+}
+
+// checkKeys panics when keys and odd are not what both runs hold.
+func (w *differ) checkKeys() {
+	m, odd := w.holdingKeys()
+	if odd != w.odd || !maps.Equal(m, w.keys) {
+		panic(fmt.Sprintf("record: diff holdings: %d keys held by one run, %d counted (%d keys, %d kept)", odd, w.odd, len(m), len(w.keys)))
+	}
+	if (odd == 0) != w.sameByBlocks() {
+		panic(fmt.Sprintf("record: diff holdings: %d keys held by one run, but same says %v", odd, w.sameByBlocks()))
+	}
+}
+
+// holdingKeys is keys and odd for both runs' holdings now.
+func (w *differ) holdingKeys() (map[uint64]uint8, int) {
+	m, odd := map[uint64]uint8{}, 0
+	for bit, s := range []*side{w.a, w.b} {
+		s.each(func(t tierIdx) {
+			k, ok := s.key(t.b)
+			if !ok {
+				odd++
+				return
+			}
+			m[k|uint64(t.tier-1)<<31] |= uint8(bit + 1)
+		})
+	}
+	for _, v := range m {
+		if v != 3 {
+			odd++
+		}
+	}
+	return m, odd
 }
 
 // other is x's block in the other side's record (-1: none).
@@ -588,6 +712,26 @@ func other(x tierIdx, from, to *side) tierIdx {
 
 // same tells whether both runs hold the same blocks in the same tiers.
 func (w *differ) same() bool {
+	switch {
+	case w.a.n1 != w.b.n1 || w.a.n2() != w.b.n2():
+		return false
+	case w.a.toPeer == nil: // no origins: by name
+		return w.sameByBlocks()
+	case w.keys == nil:
+		// The first look compares block by block, which stops at the
+		// first block one run holds alone (runs that differ at a window's
+		// first pass); only runs still alike keep keys from here.
+		if !w.sameByBlocks() {
+			return false
+		}
+		w.startKeys()
+	}
+	return w.odd == 0
+}
+
+// sameByBlocks is same for records without origins: every block one run
+// holds is looked for in the other's holdings.
+func (w *differ) sameByBlocks() bool {
 	if w.a.n1 != w.b.n1 || w.a.n2() != w.b.n2() {
 		return false
 	}
