@@ -671,7 +671,8 @@ func (w *differ) checkKeys() {
 
 // holdingKeys is keys and odd for both runs' holdings now.
 func (w *differ) holdingKeys() (map[uint64]uint8, int) {
-	m, odd := map[uint64]uint8{}, 0
+	// sized for two runs holding the same blocks, which is when it is built
+	m, odd := make(map[uint64]uint8, max(w.a.n1+w.a.n2(), w.b.n1+w.b.n2())), 0
 	for bit, s := range []*side{w.a, w.b} {
 		s.each(func(t tierIdx) {
 			k, ok := s.key(t.b)
