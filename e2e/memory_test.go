@@ -227,6 +227,7 @@ func compareMoves(t *testing.T, tb *tab) {
 		eval[string](tb, `[...document.getElementById('passview').attributes].map(a => a.name + '=' + a.value).join(' ')`))
 	rng := rand.New(rand.NewPCG(7, 1))
 	var moves, indexed []time.Duration
+	var mems []int64 // MiB, after each move
 	peak := int64(0)
 	for range 4 {
 		from := 1 + rng.IntN(200000) // the longest rank runs about 216,000 passes
@@ -251,10 +252,10 @@ func compareMoves(t *testing.T, tb *tab) {
 		}
 		indexed = append(indexed, time.Since(click))
 		m, _ := tb.workerMem()
-		peak = max(peak, m)
+		peak, mems = max(peak, m), append(mems, m>>20)
 	}
 	_, retired := tb.workerMem()
-	t.Logf("compared window moves %v, indexed %v after the click; the run worker at most %d MiB, %d retired", moves, indexed, peak>>20, retired)
+	t.Logf("compared window moves %v, indexed %v after the click; the run worker at %v MiB after each, %d retired", moves, indexed, mems, retired)
 	writeMeasure(t, "mooncake_compare", fmt.Sprintf("window moves %v, indexed %v after the click, run worker at most %d MiB", moves, indexed, peak>>20))
 	// Each move holds the three runs' windows and one running engine; a
 	// worker above twice the retire threshold is replaced before the next

@@ -702,7 +702,10 @@ func other(x tierIdx, from, to *side) tierIdx {
 	o := from.r.origins.Of(identity.ID(x.b))
 	if req := from.toPeer[o.Request]; req >= 0 {
 		if to.births == nil {
-			to.births = to.r.origins.Births()
+			if to.r.births == nil { // the same for every diff of the run
+				to.r.births = to.r.origins.Births()
+			}
+			to.births = to.r.births
 		}
 		if id, ok := to.births.Find(req, o.Block); ok {
 			return tierIdx{x.tier, int32(id)}

@@ -29,6 +29,7 @@ type Record struct {
 	domains []*domLog
 	// Blocks are named from origins (live record) or names (decoded).
 	origins       identity.Origins
+	births        *identity.Births // origins by request, made by the first diff that needs them
 	names         []string
 	blockOf       map[string]int32 // decoded records: name → block
 	arena         chunks[int32]    // block lists of events
