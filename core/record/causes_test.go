@@ -13,9 +13,8 @@ import (
 	"github.com/kvsim/kvsim/core/trace"
 )
 
-// recordRows runs harness rows with a recorder and returns passes.jsonl's
-// events, in order.
-func recordRows(t *testing.T, w harness.World, rows []harness.Row) []record.Event {
+// recordWorld runs harness rows with a recorder and returns the record.
+func recordWorld(t *testing.T, w harness.World, rows []harness.Row) *record.Record {
 	t.Helper()
 	cfg, err := config.Parse("test.yaml", ".", []byte(w.YAML()), nil)
 	if err != nil {
@@ -33,8 +32,15 @@ func recordRows(t *testing.T, w harness.World, rows []harness.Row) []record.Even
 	if err := e.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return rr.Record()
+}
+
+// recordRows runs harness rows with a recorder and returns passes.jsonl's
+// events, in order.
+func recordRows(t *testing.T, w harness.World, rows []harness.Row) []record.Event {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := rr.Record().WriteJSONL(&buf); err != nil {
+	if err := recordWorld(t, w, rows).WriteJSONL(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var out []record.Event

@@ -116,7 +116,8 @@ func Diff(a, b *Record, rank int) (*DiffResult, error) {
 		return nil, err
 	}
 	res := &DiffResult{Rank: rank, BlockSize: a.BlockSize}
-	w := differ{a: newSide(a, rank), b: newSide(b, rank)}
+	w := &differ{a: newSide(a, rank), b: newSide(b, rank)}
+	w.a.w, w.b.w = w, w
 	w.matchRequests()
 	n := min(a.NumLines(rank), b.NumLines(rank))
 	// twins: at the end of the previous pass both runs held the same block
@@ -187,10 +188,10 @@ type side struct {
 	// origin.
 	toPeer []int32
 	births *identity.Births
-	// track, when set, is told each block that joins (in) or leaves the
-	// side's holdings in a tier (differ.track).
-	track func(tier uint8, b int32, in bool)
-	isB   bool // the second run of the diff (key numbers requests as its)
+	// w is the diff walking this side: while it keeps keys, each block
+	// that joins or leaves the side's holdings is tracked.
+	w   *differ
+	isB bool // the second run of the diff (key numbers requests as its)
 }
 
 func newSide(r *Record, rank int) *side {
@@ -252,10 +253,10 @@ func (s *side) advance(p int) {
 		if s.dom != nil {
 			s.g2pos = rl.pass(p).g2End
 			s.g2 = s.r.g2At(s.r.Domain[s.rank], s.g2pos)
-			if s.track != nil {
+			if s.tracked() {
 				for _, k := range s.g2.byBlock.keys {
 					if k >= 0 {
-						s.track(2, k, true)
+						s.w.track(s, 2, k, true)
 					}
 				}
 			}
@@ -274,14 +275,14 @@ func (s *side) advance(p int) {
 	if s.dom != nil {
 		for end := rl.pass(p).g2End; s.g2pos < end; s.g2pos++ {
 			op := s.dom.ops.at(s.g2pos)
-			if s.track == nil {
+			if !s.tracked() {
 				s.g2.apply(op)
 				continue
 			}
 			_, had := s.g2.byBlock.get(op.block)
 			s.g2.apply(op)
 			if _, has := s.g2.byBlock.get(op.block); has != had {
-				s.track(2, op.block, has)
+				s.w.track(s, 2, op.block, has)
 			}
 		}
 	}
@@ -295,6 +296,9 @@ func (s *side) hold(p int) {
 		s.checkHeld()
 	}
 }
+
+// tracked tells whether the diff keeps the difference of the holdings.
+func (s *side) tracked() bool { return s.w != nil && s.w.keys != nil }
 
 // cached1 is the block slot i holds as a cached copy (-1: none).
 func (s *side) cached1(i int32) int32 {
@@ -311,8 +315,8 @@ func (s *side) add1(b int32) {
 	case s.held1[b>>6]&(1<<(b&63)) == 0:
 		s.held1[b>>6] |= 1 << (b & 63)
 		s.n1++
-		if s.track != nil {
-			s.track(1, b, true)
+		if s.tracked() {
+			s.w.track(s, 1, b, true)
 		}
 	default:
 		if s.dup1 == nil {
@@ -339,8 +343,8 @@ func (s *side) drop1(b int32) {
 	}
 	s.held1[b>>6] &^= 1 << (b & 63)
 	s.n1--
-	if s.track != nil {
-		s.track(1, b, false)
+	if s.tracked() {
+		s.w.track(s, 1, b, false)
 	}
 }
 
@@ -436,11 +440,8 @@ func (s *side) each(fn func(tierIdx)) {
 func (s *side) evictions(p int) []tierIdx {
 	s.ev = s.ev[:0]
 	rl := s.r.ranks[s.rank]
-	from := 0
-	if p > 1 {
-		from = rl.pass(p - 1).evEnd
-	}
-	for i := from; i < rl.pass(p).evEnd; i++ {
+	from, to := rl.eventSpan(p)
+	for i := from; i < to; i++ {
 		e := rl.events.at(i)
 		kind, b := e.kind, e.a
 		if kind&kindDecoded != 0 {
@@ -647,15 +648,11 @@ func (w *differ) hold() {
 // them up to date from here on.
 func (w *differ) startKeys() {
 	w.keys, w.odd = w.holdingKeys()
-	for _, s := range []*side{w.a, w.b} {
-		s.track = func(tier uint8, b int32, in bool) { w.track(s, tier, b, in) }
-	}
 }
 
 // stopKeys stops keeping keys (the runs have parted).
 func (w *differ) stopKeys() {
 	w.keys, w.odd = nil, 0
-	w.a.track, w.b.track = nil, nil
 }
 
 // checkKeys panics when keys and odd are not what both runs hold.
@@ -845,11 +842,8 @@ func restores(r *Record, rank int) map[Restore]bool {
 	h2d, _ := kindOf("h2d_complete")
 	rl := r.ranks[rank]
 	for p := 1; p <= r.NumLines(rank); p++ {
-		from := 0
-		if p > 1 {
-			from = rl.pass(p - 1).evEnd
-		}
-		for i := from; i < rl.pass(p).evEnd; i++ {
+		from, to := rl.eventSpan(p)
+		for i := from; i < to; i++ {
 			// only a load's completion (or a decoded event, whose kind is
 			// its text) is turned into an Event: every event of a long
 			// window was 400 MB allocated per index of a compare

@@ -3,38 +3,12 @@ package record_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/core/config"
-	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
-	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/core/vtime"
 )
-
-// recordWorld runs harness rows with a recorder and returns the record.
-func recordWorld(t *testing.T, w harness.World, rows []harness.Row) *record.Record {
-	t.Helper()
-	cfg, err := config.Parse("test.yaml", ".", []byte(w.YAML()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := trace.Read(strings.NewReader(harness.RowsJSONL(rows)), trace.Options{Name: "t.jsonl", Format: trace.FormatMooncake, BlockSize: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := record.NewRecorder()
-	e, err := engine.New(cfg, wl, engine.Options{Observer: rr, Check: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return rr.Record()
-}
 
 // TestDiffFollowsDuplicateCopies: Diff keeps each run's G1 holdings up to
 // date change by change, counting the copies of a block held in several

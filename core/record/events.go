@@ -111,11 +111,7 @@ var results = [...]string{"miss", "hit", "defer", "loaded"}
 
 func (r *Record) events(rank, pass int) []Event {
 	rl := r.ranks[rank]
-	from := 0
-	if pass > 1 {
-		from = rl.pass(pass - 1).evEnd
-	}
-	to := rl.pass(pass).evEnd
+	from, to := rl.eventSpan(pass)
 	out := make([]Event, 0, to-from)
 	for i := from; i < to; i++ {
 		e := rl.events.at(i)

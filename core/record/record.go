@@ -81,6 +81,14 @@ type rankLog struct {
 // lines is the rank's passes, placeholders included.
 func (rl *rankLog) lines() int { return rl.skipped + len(rl.passes) }
 
+// eventSpan is where pass p's events are in rl.events: [from, to).
+func (rl *rankLog) eventSpan(p int) (from, to int) {
+	if p > 1 {
+		from = rl.pass(p - 1).evEnd
+	}
+	return from, rl.pass(p).evEnd
+}
+
 // pass is pass p's entry (from 1). A placeholder not kept reads as the
 // one kept after it: the same ends, so nothing happened between them (as
 // a decoded windowed record has it).
@@ -244,11 +252,8 @@ func (r *Record) Info(rank, pass int) (PassInfo, error) {
 // nothing else (timeline markers).
 func (r *Record) EventKinds(rank, pass int, out []string) []string {
 	rl := r.ranks[rank]
-	from := 0
-	if pass > 1 {
-		from = rl.pass(pass - 1).evEnd
-	}
-	for i := from; i < rl.pass(pass).evEnd; i++ {
+	from, to := rl.eventSpan(pass)
+	for i := from; i < to; i++ {
 		e := rl.events.at(i)
 		if e.kind&kindDecoded != 0 {
 			out = append(out, r.pub[e.a].Kind)
@@ -274,11 +279,8 @@ type Copy struct {
 // block of every copy, which the lanes only count.
 func (r *Record) Copies(rank, pass int, out []Copy) []Copy {
 	rl := r.ranks[rank]
-	from := 0
-	if pass > 1 {
-		from = rl.pass(pass - 1).evEnd
-	}
-	for i := from; i < rl.pass(pass).evEnd; i++ {
+	from, to := rl.eventSpan(pass)
+	for i := from; i < to; i++ {
 		e := rl.events.at(i)
 		switch {
 		case e.kind&kindDecoded != 0:
