@@ -197,6 +197,10 @@ func (j *job) run(progress progressFunc) []runOut {
 			}
 		}
 	}
+	// The windows of a compare stay in this worker until its next job
+	// that is not a window move: bound the memory the index and the
+	// frames grow on top of them (issue 21: 512 MiB a Web Worker).
+	limitMemory(j.PassesOnly && len(vs) > 1)
 	if !j.PassesOnly {
 		dropScrub() // this run's workloads stay with it
 		j.checkpoints = nil

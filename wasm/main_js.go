@@ -14,6 +14,14 @@ import (
 // memoryLimit is the Go runtime's soft memory limit in the worker.
 const memoryLimit = 3 << 30
 
+// windowsMemoryLimit is the soft limit while the worker holds a compare's
+// windows (limitMemory): issue 21 bounds each Web Worker at 512 MiB, and
+// the collector's goal of half again the live heap took the run worker to
+// 483-520 MiB after a deep compared window move (docs/ui.md, "Window
+// moves from checkpoints"). 64 MiB is left for what the limit does not
+// count in a wasm memory (free pages between spans).
+const windowsMemoryLimit = 448 << 20
+
 // main registers kvsimHandle and then parks, so the worker can call it for
 // as long as it lives.
 func main() {
@@ -24,6 +32,13 @@ func main() {
 	// (docs/ui.md, "When the worker dies")
 	debug.SetMemoryLimit(memoryLimit)
 	debug.SetGCPercent(50)
+	limitMemory = func(windows bool) {
+		if windows {
+			debug.SetMemoryLimit(windowsMemoryLimit)
+		} else {
+			debug.SetMemoryLimit(memoryLimit)
+		}
+	}
 	debugAllowed = func() bool { return js.Global().Get("kvsimDebug").Truthy() }
 	js.Global().Set("kvsimHandle", js.FuncOf(handle))
 	select {}

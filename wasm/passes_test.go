@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,8 +291,12 @@ func TestRecordLimitFromPass(t *testing.T) {
 // the same frames), answers no results, and marks its meta Stopped; a
 // window that reaches the run's end runs whole. A single run's moves,
 // back and forth, run from the checkpoints the earlier ones took (scrub);
-// a compare's keep none.
+// a compare's keep none. A worker holding a compare's windows runs under
+// the lower memory limit (limitMemory), any other job under the usual one.
 func TestPassesOnlyWindow(t *testing.T) {
+	var limits []bool
+	defer func(f func(bool)) { limitMemory = f }(limitMemory)
+	limitMemory = func(windows bool) { limits = append(limits, windows) }
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true
 	j.Variants = append(j.Variants, proto.Variant{Label: "y", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}})
@@ -306,8 +311,12 @@ func TestPassesOnlyWindow(t *testing.T) {
 	// The compare's moves, then the first run's alone: only a single
 	// run keeps checkpoints (ScrubBytes).
 	for _, vs := range [][]proto.Variant{j.Variants, j.Variants[:1]} {
+		limits = nil
 		for _, from := range froms {
 			movePassesOnly(t, j, vs, from, ran, wholes[from])
+		}
+		if want := slices.Repeat([]bool{len(vs) > 1}, len(froms)); !slices.Equal(limits, want) {
+			t.Errorf("%d runs: memory limits %v for the moves; want %v (true: a compare's windows)", len(vs), limits, want)
 		}
 		taken, restored := 0, 0
 		for _, c := range scrub.cps {

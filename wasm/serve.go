@@ -482,6 +482,11 @@ func connectorOf(cfg *config.Config) string {
 	return ""
 }
 
+// limitMemory sets the Go runtime's soft memory limit for a worker that
+// holds a compare's windows (true) or anything else (false); main_js.go
+// sets it. Natively it does nothing: the tests share one process.
+var limitMemory = func(windows bool) {}
+
 // debugAllowed tells whether test-only debug jobs are accepted: never
 // natively; in the worker when a test set self.kvsimDebug (main_js.go).
 var debugAllowed = func() bool { return false }
