@@ -130,9 +130,13 @@ function start(module) {
 
 // After a run that kept per-pass records, the worker indexes their passes
 // for the timeline in steps of about 15 ms, yielding between steps so that
-// the page's seeks are answered meanwhile. A reply's "next" names the run
-// to index (the bridge sets it on every run reply, 0 for none, and on each
-// index reply but the last); a newer run stops the loop.
+// the page's seeks are answered meanwhile; then, for a single long run, it
+// warms the checkpoints of later window moves the same way. A reply's
+// "next" names the run to index (the bridge sets it on every run reply, 0
+// for none, and on each index reply but the last); a newer run stops the
+// loop. "wait" delays the next step by that many milliseconds (the
+// warm-up waits while the user scrubs), and a "quiet" reply is not posted
+// to the page.
 let indexing = 0;
 const tick = new MessageChannel();
 tick.port1.onmessage = () => {
@@ -151,11 +155,17 @@ tick.port1.onmessage = () => {
     die('the simulator exited', id);
     return;
   }
-  const next = r.next;
+  const next = r.next, wait = r.wait || 0, quiet = r.quiet;
   delete r.next;
-  reply(r);
+  delete r.wait;
+  delete r.quiet;
+  if (!quiet) reply(r);
   if (next === id && indexing === id) {
-    tick.port2.postMessage(0);
+    if (wait > 0) {
+      setTimeout(() => { if (indexing === id) tick.port2.postMessage(0); }, wait);
+    } else {
+      tick.port2.postMessage(0);
+    }
   } else if (indexing === id) {
     indexing = 0;
   }

@@ -31,6 +31,7 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 	vgn.AddAttrInterface("data-indexed", c.shown().indexed())
 	vgn.AddAttrInterface("data-pass", c.shown().pass())
 	vgn.AddAttrInterface("data-ready", c.shown().ready())
+	vgn.AddAttrInterface("data-warmed", c.shown().warmed())
 	{
 		vgparent := vgn
 		_ = vgparent
@@ -132,6 +133,13 @@ func (c *PassView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "err"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "err-pv-from"}}}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(c.FromErr)
+						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
+						if c.checkpointsNote() != "" {
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "muted"}, vugu.VGAttribute{Namespace: "", Key: "id", Val: "pv-checkpoints"}}}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(c.checkpointsNote())
 						}
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 						vgparent.AppendChild(vgn)

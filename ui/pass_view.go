@@ -161,6 +161,11 @@ func (c *PassView) index(m WorkerMsg) bool {
 	if ir == nil {
 		ir = &proto.IndexReply{Done: true}
 	}
+	if w := ir.Warm; w != nil && m.Error == nil {
+		// a step of the checkpoints' warm-up, after the index
+		pv.Warm = *w
+		return w.Done
+	}
 	pv.Indexed, pv.Total = ir.Indexed, ir.Total
 	if m.Error != nil {
 		pv.Indexing = false
@@ -392,6 +397,23 @@ func (c *PassView) status() string {
 		return fmt.Sprintf("indexing the timeline: %d%%", pv.Indexed*100/max(pv.Total, 1))
 	}
 	return c.Note
+}
+
+// checkpointsNote says what the worker's warm-up of the run's checkpoints
+// left for window moves ("" before it ends, or with none).
+func (c *PassView) checkpointsNote() string {
+	pv := c.pv
+	switch {
+	case pv == nil || !pv.Warm.Done:
+		return ""
+	case pv.Warm.Error != "":
+		return "no checkpoints: " + pv.Warm.Error
+	case pv.Warm.Checkpoints == 0:
+		return ""
+	case pv.Warm.Checkpoints == 1:
+		return "moves start from a checkpoint of the run, or from its start"
+	}
+	return fmt.Sprintf("moves start from the nearest of %d checkpoints spread over the run", pv.Warm.Checkpoints)
 }
 
 // windowLabel labels the "show passes from" field.

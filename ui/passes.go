@@ -26,6 +26,9 @@ type passState struct {
 
 	Indexed, Total int
 	Indexing       bool
+	// Warm is the last step of the worker's warm-up of the run's
+	// checkpoints (a single long run, after the index).
+	Warm proto.WarmReply
 	// IndexMs is the worker's time spent indexing (its steps, summed).
 	IndexMs   float64
 	indexPct  int
@@ -460,6 +463,15 @@ func (pv *passState) ready() bool {
 }
 
 func (pv *passState) indexed() bool { return pv != nil && !pv.Indexing }
+
+// warmed is the number of checkpoints kept once their warm-up is over,
+// and nil (no attribute) before.
+func (pv *passState) warmed() any {
+	if pv == nil || !pv.Warm.Done {
+		return nil
+	}
+	return pv.Warm.Checkpoints
+}
 
 func (pv *passState) frameMs() string {
 	if pv == nil {

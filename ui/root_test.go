@@ -276,6 +276,19 @@ func TestPassViewWindow(t *testing.T) {
 	a.Deliver(reply(t, proto.Reply{Type: proto.MsgIndex, ID: a.Runs.resultsRun,
 		Index: &proto.IndexReply{Done: true, Indexed: 6, Total: 6, Timelines: [][]proto.BinRef{{1}}}},
 		[][]byte{proto.EncodeTimeline(tl)}))
+	// the worker's warm-up of the checkpoints follows the index: shown
+	// once it is over, and the timeline stays
+	warm := func(w proto.WarmReply) bool {
+		return a.Deliver(reply(t, proto.Reply{Type: proto.MsgIndex, ID: a.Runs.resultsRun,
+			Index: &proto.IndexReply{Done: true, Indexed: 6, Total: 6, Warm: &w}}, nil))
+	}
+	if warm(proto.WarmReply{Checkpoints: 2}) || pv.warmed() != nil || a.Runs.Passes.checkpointsNote() != "" {
+		t.Errorf("a warm-up step under way: warmed %q, note %q", pv.warmed(), a.Runs.Passes.checkpointsNote())
+	}
+	if !warm(proto.WarmReply{Done: true, Checkpoints: 6}) || pv.warmed() != 6 || len(pv.Timelines) != 1 {
+		t.Errorf("the warm-up's end: warmed %q, %d timelines", pv.warmed(), len(pv.Timelines))
+	}
+	mustContain(t, render(t, a), `data-warmed="6"`, `moves start from the nearest of 6 checkpoints spread over the run`)
 	a.Runs.Passes.SeekTo(1)
 	if pv.Pass != first {
 		t.Errorf("seek to pass 1 shows pass %d, want the window's first %d", pv.Pass, first)

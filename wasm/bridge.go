@@ -197,10 +197,11 @@ func (j *job) run(progress progressFunc) []runOut {
 			}
 		}
 	}
-	// The windows of a compare stay in this worker until its next job
-	// that is not a window move: bound the memory the index and the
-	// frames grow on top of them (issue 21: 512 MiB a Web Worker).
-	limitMemory(j.PassesOnly && len(vs) > 1)
+	// The windows of the pass view (and a single run's checkpoints) stay
+	// in this worker until its next job that is not a window move: bound
+	// the memory the index, the frames and the warm-up grow on top of
+	// them (issue 21: 512 MiB a Web Worker).
+	limitMemory(j.PassesOnly)
 	if !j.PassesOnly {
 		dropScrub() // this run's workloads stay with it
 		j.checkpoints = nil

@@ -14,9 +14,10 @@ import (
 // memoryLimit is the Go runtime's soft memory limit in the worker.
 const memoryLimit = 3 << 30
 
-// windowsMemoryLimit is the soft limit while the worker holds a compare's
-// windows (limitMemory): issue 21 bounds each Web Worker at 512 MiB, and
-// the collector's goal of half again the live heap took the run worker to
+// windowsMemoryLimit is the soft limit while the worker holds the pass
+// view's windows of a long run, and a single run's checkpoints
+// (limitMemory): issue 21 bounds each Web Worker at 512 MiB, and the
+// collector's goal of half again the live heap took the run worker to
 // 483-520 MiB after a deep compared window move (docs/ui.md, "Window
 // moves from checkpoints"). 64 MiB is left for what the limit does not
 // count in a wasm memory (free pages between spans).
@@ -88,6 +89,12 @@ func pack(a *answer) js.Value {
 	env := wire.Pack(msg, a.bins, a.texts)
 	if a.next != 0 || a.reply.Type == proto.MsgResult {
 		env.Set("next", a.next)
+	}
+	if a.wait > 0 {
+		env.Set("wait", a.wait)
+	}
+	if a.quiet {
+		env.Set("quiet", true)
 	}
 	return env
 }

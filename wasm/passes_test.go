@@ -291,8 +291,8 @@ func TestRecordLimitFromPass(t *testing.T) {
 // the same frames), answers no results, and marks its meta Stopped; a
 // window that reaches the run's end runs whole. A single run's moves,
 // back and forth, run from the checkpoints the earlier ones took (scrub);
-// a compare's keep none. A worker holding a compare's windows runs under
-// the lower memory limit (limitMemory), any other job under the usual one.
+// a compare's keep none. A worker holding the windows runs under the
+// lower memory limit (limitMemory), a whole run under the usual one.
 func TestPassesOnlyWindow(t *testing.T) {
 	var limits []bool
 	defer func(f func(bool)) { limitMemory = f }(limitMemory)
@@ -304,9 +304,13 @@ func TestPassesOnlyWindow(t *testing.T) {
 	ran := j.run(nil)[0].Record.RunPasses(0)
 	froms := []int{ran / 3, ran - 100, ran / 5, ran - 300}
 	wholes := map[int][]runOut{}
+	limits = nil
 	for _, from := range froms {
 		j.FromPass, j.PassesOnly = from, false
 		wholes[from] = j.run(nil)
+	}
+	if want := slices.Repeat([]bool{false}, len(froms)); !slices.Equal(limits, want) {
+		t.Errorf("memory limits %v for whole runs; want %v", limits, want)
 	}
 	// The compare's moves, then the first run's alone: only a single
 	// run keeps checkpoints (ScrubBytes).
@@ -315,8 +319,8 @@ func TestPassesOnlyWindow(t *testing.T) {
 		for _, from := range froms {
 			movePassesOnly(t, j, vs, from, ran, wholes[from])
 		}
-		if want := slices.Repeat([]bool{len(vs) > 1}, len(froms)); !slices.Equal(limits, want) {
-			t.Errorf("%d runs: memory limits %v for the moves; want %v (true: a compare's windows)", len(vs), limits, want)
+		if len(limits) < len(froms) || slices.Contains(limits, false) {
+			t.Errorf("%d runs: memory limits %v for %d moves; want the lower one for each (true: the windows)", len(vs), limits, len(froms))
 		}
 		taken, restored := 0, 0
 		for _, c := range scrub.cps {
@@ -495,4 +499,74 @@ func decodedFrame(t *testing.T, p *passes, pass int) (proto.Frame, *proto.FrameM
 		t.Fatal(err)
 	}
 	return f, meta
+}
+
+// TestWarmAfterTheIndex: after the index of a single long run's window the
+// worker's loop goes on with the warm-up of its checkpoints (index
+// replies carrying Warm, "next" set until it is over), which ends with
+// checkpoints kept; a window move near the end then runs from one of them
+// and keeps the whole run's window. A compare's index has no warm-up.
+func TestWarmAfterTheIndex(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", nil)
+	j.Passes = true
+	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 30000}}"}
+	run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: j.Variants, Passes: true}
+	ran := j.run(nil)[0].Record.RunPasses(0)
+	j.FromPass = ran - 300
+	whole := j.run(nil) // the window the move keeps, as the whole run keeps it
+	r, a := roundTrip(t, proto.Request{Op: proto.OpRun, ID: 11, Run: run}, nil, nil)
+	if r.Error != nil || r.Result == nil || !r.Result.Indexing || a.next != 11 {
+		t.Fatalf("run: %+v, next %d", r, a.next)
+	}
+	indexed, steps, idle := false, 0, false
+	var last *proto.WarmReply
+	for next := 11; next == 11; steps++ {
+		x, xa := roundTrip(t, proto.Request{Op: proto.OpIndex, ID: 11, Index: &proto.IndexJob{}}, nil, nil)
+		if x.Error != nil || x.Index == nil || steps > 100_000 {
+			t.Fatalf("step %d: %+v", steps, x)
+		}
+		if w := x.Index.Warm; w != nil {
+			if !indexed {
+				t.Fatalf("step %d: a warm-up step before the index ended", steps)
+			}
+			if xa.quiet == w.Done || xa.wait != 0 {
+				t.Errorf("step %d: warm-up %+v posted to the page: %v, wait %d ms", steps, w, !xa.quiet, xa.wait)
+			}
+			last = w
+		}
+		if indexed && !idle && xa.next == 11 {
+			// a seek holds the warm-up back: the next step only waits
+			idle = true
+			taken := scrub.cps[0].Taken
+			roundTrip(t, proto.Request{Op: proto.OpSeek, ID: 13, Seek: &proto.SeekJob{Run: 11, Passes: []int{5}}}, nil, nil)
+			y, ya := roundTrip(t, proto.Request{Op: proto.OpIndex, ID: 11, Index: &proto.IndexJob{}}, nil, nil)
+			if y.Error != nil || !ya.quiet || ya.wait != WarmWaitMs || ya.next != 11 || scrub.cps[0].Taken != taken {
+				t.Errorf("a warm-up step right after a seek: %+v, quiet %v, wait %d, next %d, %d snapshots taken after %d",
+					y, ya.quiet, ya.wait, ya.next, scrub.cps[0].Taken, taken)
+			}
+			kept.seekAt = time.Time{}
+		}
+		indexed = indexed || x.Index.Done
+		next = xa.next
+	}
+	if !idle {
+		t.Error("no warm-up step to hold back")
+	}
+	if last == nil || !last.Done || last.Error != "" || last.Checkpoints < 1 {
+		t.Fatalf("after %d steps the warm-up ended with %+v", steps, last)
+	}
+	t.Logf("%d passes on rank 0; index and warm-up in %d steps, %d checkpoints kept", ran, steps, last.Checkpoints)
+	cps := scrub.cps[0]
+	restored := cps.Restored
+	movePassesOnly(t, j, j.Variants, ran-300, ran, whole)
+	if scrub.cps[0] != cps || cps.Restored != restored+1 {
+		t.Errorf("the move after the warm-up ran from %d snapshots of the same store (%v)", cps.Restored-restored, scrub.cps[0] == cps)
+	}
+
+	j.Variants = append(j.Variants, proto.Variant{Label: "y", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}})
+	run.Variants = j.Variants
+	roundTrip(t, proto.Request{Op: proto.OpRun, ID: 12, Run: run}, nil, nil)
+	if kept.warm != nil {
+		t.Error("a compare has a warm-up")
+	}
 }

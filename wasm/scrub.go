@@ -63,3 +63,37 @@ func (j *job) scrubState(n int) (*replay.Workloads, []*replay.Checkpoints) {
 func dropScrub() {
 	scrub.key, scrub.traces, scrub.workloads, scrub.cps = "", nil, nil, nil
 }
+
+// warmer is the warm-up of a single long run's checkpoints (serveWarm),
+// or nil: the checkpoints of a run the pass view shows a window of, run
+// in this worker or not, so that the first move and those far from
+// every move before start near their window. A run that had no store
+// (it ran here whole, not as a window move) gets one; a compare keeps
+// none (ScrubBytes).
+func (j *job) warmer(outs []runOut) func(more func() bool) (bool, int, error) {
+	if len(outs) != 1 || outs[0].Record == nil || outs[0].Record.Windowed() == "" || outs[0].Output == nil || j.Part != nil {
+		return nil
+	}
+	vs := j.Variants
+	if len(vs) == 0 {
+		vs = []proto.Variant{{}}
+	}
+	if len(j.checkpoints) != 1 || j.checkpoints[0] == nil {
+		workloads := j.workloads
+		j.workloads, j.checkpoints = j.scrubState(1)
+		if workloads != nil && j.checkpoints[0] != nil && j.checkpoints[0].Kept() == 0 {
+			scrub.workloads, j.workloads = workloads, workloads // the trace read for the run
+		}
+	}
+	cps := j.checkpoints[0]
+	if cps == nil {
+		return nil
+	}
+	job := j.replayJob(vs[0])
+	job.Checkpoints = cps
+	limitMemory(true) // the run is over: the worker holds its window and the checkpoints
+	return func(more func() bool) (bool, int, error) {
+		done, err := cps.Warm(job, more)
+		return done, cps.Kept(), err
+	}
+}

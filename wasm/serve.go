@@ -59,8 +59,12 @@ type answer struct {
 	bins  [][]byte
 	texts []any // strings (JavaScript strings once packed)
 	// next is the run whose passes sim-worker.js indexes next (0: none);
-	// it travels beside the reply, for the worker's own loop.
-	next int
+	// it travels beside the reply, for the worker's own loop, with wait,
+	// the milliseconds the loop waits before that step (0: at once), and
+	// quiet: the loop does not post the reply to the page.
+	next  int
+	wait  int
+	quiet bool
 }
 
 // bin adds a binary payload.
@@ -96,6 +100,11 @@ var kept struct {
 	id     int
 	outs   []runOut
 	passes *passes // the per-pass records and their timeline index
+	// warm runs one step of the warm-up of a single long run's
+	// checkpoints (nil: none, or over), after its index (serveIndex);
+	// seekAt is when the page last asked for a frame.
+	warm   func(more func() bool) (done bool, kept int, err error)
+	seekAt time.Time
 }
 
 // serve answers one request; progress (nil: none wanted) receives a run's
@@ -195,9 +204,9 @@ func serveRun(id int, r *proto.RunJob, in texts, progress func(*answer)) *answer
 				Progress: &proto.Progress{Variants: len(parts), FanOut: true, Parts: parts}}})
 		}
 	}
-	kept.id, kept.outs, kept.passes = 0, nil, nil // free the previous run first
+	kept.id, kept.outs, kept.passes, kept.warm = 0, nil, nil, nil // free the previous run first
 	outs := j.run(pf)
-	kept.id, kept.outs = id, outs
+	kept.id, kept.outs, kept.warm = id, outs, j.warmer(outs)
 	recs := make([]*record.Record, len(outs))
 	anyRec := false
 	for i, o := range outs {
@@ -365,8 +374,14 @@ func serveIndex(id int) *answer {
 		a.reply.Index = &proto.IndexReply{Done: true, Stale: true}
 		return a
 	}
+	if p.done && kept.warm != nil {
+		return serveWarm(a, p)
+	}
 	done := p.step(15 * time.Millisecond)
 	ir := &proto.IndexReply{Done: done, Indexed: p.indexed, Total: p.total}
+	if done && kept.warm != nil {
+		a.next = id // the warm-up follows
+	}
 	if done {
 		ir.Ms = float64(p.spent.Microseconds()) / 1000
 		for v := range p.tl {
@@ -384,8 +399,45 @@ func serveIndex(id int) *answer {
 	return a
 }
 
+// Warm-up steps wait while the user scrubs: a step runs WarmAfterSeek
+// after the page last asked for a frame at the earliest, and the loop
+// looks again WarmWaitMs later. A step copies the engine now and then
+// (120-250 ms in Chromium on the Mooncake trace), and a frame asked for
+// meanwhile waits for it: scrubbing during the warm-up took up to 371 ms
+// a pass instead of about 100.
+const (
+	WarmAfterSeek = 500 * time.Millisecond
+	WarmWaitMs    = 100
+)
+
+// serveWarm runs one step of the kept run's checkpoint warm-up, about as
+// long as an index step, and says how it goes: only its last reply
+// reaches the page (the others are quiet).
+func serveWarm(a *answer, p *passes) *answer {
+	a.next, a.quiet = a.reply.ID, true
+	if time.Since(kept.seekAt) < WarmAfterSeek {
+		a.wait = WarmWaitMs
+		return a
+	}
+	deadline, n := time.Now().Add(15*time.Millisecond), 0
+	done, cps, err := kept.warm(func() bool {
+		n++ // asked after every instant: read the clock every 64
+		return n%64 != 0 || time.Now().Before(deadline)
+	})
+	w := &proto.WarmReply{Done: done || err != nil, Checkpoints: cps}
+	if err != nil {
+		w.Error = err.Error()
+	}
+	if w.Done {
+		kept.warm, a.next, a.quiet = nil, 0, false
+	}
+	a.reply.Index = &proto.IndexReply{Done: true, Indexed: p.indexed, Total: p.total, Warm: w}
+	return a
+}
+
 // serveSeek answers one frame per variant of the kept run.
 func serveSeek(id int, s *proto.SeekJob) *answer {
+	kept.seekAt = time.Now()
 	p := kept.passes
 	if p == nil || kept.id != s.Run {
 		return failed(proto.MsgFrame, id, internalError("the run's record is gone; run it again"))
@@ -483,7 +535,8 @@ func connectorOf(cfg *config.Config) string {
 }
 
 // limitMemory sets the Go runtime's soft memory limit for a worker that
-// holds a compare's windows (true) or anything else (false); main_js.go
+// holds the pass view's windows of a long run and a single run's
+// checkpoints (true), all bounded, or anything else (false); main_js.go
 // sets it. Natively it does nothing: the tests share one process.
 var limitMemory = func(windows bool) {}
 

@@ -52,6 +52,13 @@ type Checkpoints struct {
 	// Taken counts the snapshots taken, Restored the runs served from one
 	// (tests and measurements).
 	Taken, Restored int
+
+	// warm is the engine Warm runs on toward the end of the run between
+	// calls (nil: none under way), next the group pass of its next
+	// snapshot; warmed says a warm-up reached the end.
+	warm   *engine.Engine
+	next   int64
+	warmed bool
 }
 
 type checkpoint struct {
@@ -95,6 +102,7 @@ func (c *Checkpoints) run(cfg *config.Config, wl *trace.Workload, opts engine.Op
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.match(cfg, wl, opts)
+	c.warm = nil // a warm-up under way is abandoned; its snapshots stay
 	from := firsts(win, ranges)
 	e, err := c.start(cfg, wl, opts, from)
 	if err != nil {
@@ -117,6 +125,84 @@ func (c *Checkpoints) run(cfg *config.Config, wl *trace.Workload, opts engine.Op
 	return result(cfg, e), rr, nil
 }
 
+// Warm runs job's run on toward its end while more says so, from the last
+// snapshot (or where the last call stopped), taking snapshots on the way:
+// the page's pass view warms its store while the user looks at the first
+// window, so that a move anywhere, the first included, starts near its
+// window instead of from the first pass (docs/model/engine.md
+// ("Checkpoints")). It takes them WarmEvery apart and the store keeps
+// those that leave the smallest gaps, so the budget ends spread over the
+// whole run. It returns done when the run has ended, and at once when
+// the store keeps none (MaxBytes) or was warmed before for this job. A
+// window run (job's Capture.StopAfterWindow) in between abandons the
+// warm-up; its snapshots stay. job must be one the store serves: its
+// Checkpoints, a window of pass numbers, no agentic load.
+func (c *Checkpoints) Warm(job Job, more func() bool) (done bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			done, err = true, internalError(v)
+		}
+	}()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.warm == nil {
+		cfg, wl, _, e := prepare(&job, true)
+		if e != nil {
+			return true, e
+		}
+		opts := engine.Options{Check: job.Check, MaxPasses: job.Limits.MaxPasses, NoFastForward: job.NoFastForward}
+		c.match(cfg, wl, opts)
+		if c.warmed || c.off || wl.Agentic {
+			return true, nil
+		}
+		if c.warm, err = c.from(cfg, wl, opts, len(c.snaps)-1); err != nil {
+			c.warm = nil
+			return true, err
+		}
+		c.next = c.warm.Passes + c.warmGap()
+	}
+	e := c.warm
+	var snapErr error
+	stop := false // the engine may ask again at the same instant
+	e.Resume(func() bool {
+		if e.Passes >= c.next && !c.off {
+			if snapErr = c.take(e); snapErr != nil {
+				return true
+			}
+			c.next = e.Passes + c.warmGap()
+		}
+		stop = stop || !more()
+		return stop
+	}, nil)
+	_, err = e.RunUntil(vtime.Never)
+	if err = cmp.Or(err, snapErr); err != nil || !e.Stopped() {
+		c.warm, c.warmed = nil, err == nil
+		return true, err
+	}
+	return false, nil
+}
+
+// WarmEvery divides a run's snapshot spacing (gap) for a warm-up: it
+// takes four times as many as the store keeps of a run that long, and the
+// store thins them evenly.
+const WarmEvery = 4
+
+// warmGap is the group passes between two snapshots of a warm-up (Every
+// when set).
+func (c *Checkpoints) warmGap() int64 {
+	if c.Every > 0 {
+		return c.Every
+	}
+	return c.gap() / WarmEvery
+}
+
+// Kept is the number of snapshots the store holds.
+func (c *Checkpoints) Kept() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.snaps)
+}
+
 // match drops the snapshots when the job's config, workload or engine
 // options (a snapshot keeps those it was taken with) are not the ones they
 // were taken of.
@@ -135,6 +221,7 @@ func (c *Checkpoints) match(cfg *config.Config, wl *trace.Workload, opts engine.
 	}
 	clear(c.snaps)
 	c.key, c.wl, c.snaps, c.size, c.pages, c.off = key, wl, nil, 0, 0, false
+	c.warm, c.warmed = nil, false
 }
 
 // firsts is each rank's first pass of the window (math.MaxInt for a rank

@@ -302,6 +302,19 @@ type IndexReply struct {
 	// Divergences compare every later run with the first, rank by rank
 	// (the last reply only).
 	Divergences []Divergence `json:"divergences,omitempty"`
+	// Warm, on the replies that follow the last step of a single long
+	// run's index, says how the warm-up of its checkpoints goes: the
+	// worker runs the run on to its end between seeks, taking the engine
+	// checkpoints later window moves start from (docs/ui.md, "Window
+	// moves from checkpoints").
+	Warm *WarmReply `json:"warm,omitempty"`
+}
+
+// A WarmReply is one step of a checkpoint warm-up.
+type WarmReply struct {
+	Done        bool   `json:"done"`
+	Checkpoints int    `json:"checkpoints"` // kept now
+	Error       string `json:"error,omitempty"`
 }
 
 // A FrameReply is one frame per variant of a seek (nil: none asked).
