@@ -408,6 +408,7 @@ func TestMooncakeFull(t *testing.T) {
 	// random passes of the longest rank, each a run that stops after it.
 	tb.pvReady(0)
 	scrub := tb.scrubTimes(1, 2000, 20, 3)
+	t.Logf("scrub times %v (the checkpoints warmed by then: %v)", scrub, eval[bool](tb, `!!document.querySelector("#passview[data-warmed]")`))
 	// After the index the run worker warms its checkpoints: it runs the
 	// run on to its end between seeks (docs/ui.md, "Window moves from
 	// checkpoints"). The moves start once it is over.
