@@ -414,6 +414,7 @@ func TestMooncakeFull(t *testing.T) {
 	// checkpoints"). The moves start once it is over.
 	tb.wait("the checkpoints' warm-up", `!!document.querySelector('#passview[data-warmed]')`, 120*time.Second)
 	warmed := time.Since(summaryAt).Round(time.Millisecond)
+	tb.shot("29-mooncake-warmed")
 	t.Logf("checkpoints warmed %v after the summary: %s kept; %q", warmed, eval[string](tb, `document.getElementById('passview').dataset.warmed`), tb.text("#pv-checkpoints"))
 	rng := rand.New(rand.NewPCG(4, 1))
 	var moves, drawn []time.Duration
