@@ -377,7 +377,7 @@ func TestMooncakeNotEmbedded(t *testing.T) {
 
 // TestMooncakeFull (opt-in, KVSIM_MOONCAKE=1) runs the whole trace in the
 // page (the preset with its stop removed) and compares it with a native
-// run.
+// run; KVSIM_MOONCAKE_G2=N adds a SimpleCPU tier of N host blocks.
 func TestMooncakeFull(t *testing.T) {
 	if os.Getenv("KVSIM_MOONCAKE") != "1" {
 		t.Skip("the whole Mooncake trace in the browser: set KVSIM_MOONCAKE=1")
@@ -390,6 +390,13 @@ func TestMooncakeFull(t *testing.T) {
 	full := strings.Replace(state.MooncakePreset(), "  stop: {max_virtual_time_seconds: 300}\n", "", 1)
 	if full == state.MooncakePreset() {
 		t.Fatal("no stop line in the preset")
+	}
+	if g2 := os.Getenv("KVSIM_MOONCAKE_G2"); g2 != "" {
+		const capLine = "        capacity: {type: fixed, blocks: 40000}\n"
+		if !strings.Contains(full, capLine) {
+			t.Fatal("no capacity line in the preset to add host_offload under")
+		}
+		full = strings.Replace(full, capLine, capLine+"        host_offload: {num_host_blocks: "+g2+", connector: simple_cpu_v0_32}\n", 1)
 	}
 	tb.setYAML(full)
 	tb.wait("the whole-trace note", `document.getElementById('mooncake-note')?.textContent.includes('The whole trace')`, 5*time.Second)
