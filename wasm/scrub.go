@@ -79,10 +79,12 @@ func (j *job) warmer(outs []runOut) func(more func() bool) (bool, int, error) {
 		vs = []proto.Variant{{}}
 	}
 	if len(j.checkpoints) != 1 || j.checkpoints[0] == nil {
-		workloads := j.workloads
+		// a run that ran whole here (it dropped any store first): a new
+		// store, with the workload the run read
+		read := j.workloads
 		j.workloads, j.checkpoints = j.scrubState(1)
-		if workloads != nil && j.checkpoints[0] != nil && j.checkpoints[0].Kept() == 0 {
-			scrub.workloads, j.workloads = workloads, workloads // the trace read for the run
+		if read != nil {
+			scrub.workloads, j.workloads = read, read
 		}
 	}
 	cps := j.checkpoints[0]
