@@ -563,6 +563,38 @@ func TestWarmAfterTheIndex(t *testing.T) {
 		t.Errorf("the move after the warm-up ran from %d snapshots of the same store (%v)", cps.Restored-restored, scrub.cps[0] == cps)
 	}
 
+	// A move while the warm-up is under way abandons it; the warm-up that
+	// follows the move's index goes on to the end, and the moves keep the
+	// whole run's windows.
+	roundTrip(t, proto.Request{Op: proto.OpRun, ID: 14, Run: run}, nil, nil)
+	for warming := false; !warming; {
+		x, xa := roundTrip(t, proto.Request{Op: proto.OpIndex, ID: 14, Index: &proto.IndexJob{}}, nil, nil)
+		if xa.next != 14 {
+			t.Fatalf("the warm-up ended before a move could interrupt it: %+v", x.Index)
+		}
+		warming = x.Index != nil && x.Index.Warm != nil
+	}
+	movePassesOnly(t, j, j.Variants, ran-300, ran, whole)
+	last, steps = nil, 0
+	for next := 9; next == 9; steps++ { // movePassesOnly's run is request 9
+		x, xa := roundTrip(t, proto.Request{Op: proto.OpIndex, ID: 9, Index: &proto.IndexJob{}}, nil, nil)
+		if x.Error != nil || x.Index == nil || steps > 100_000 {
+			t.Fatalf("after the move, step %d: %+v", steps, x)
+		}
+		if x.Index.Warm != nil {
+			last = x.Index.Warm
+		}
+		next = xa.next
+	}
+	if last == nil || !last.Done || last.Checkpoints < 1 {
+		t.Fatalf("the warm-up after a move ended with %+v", last)
+	}
+	restored = scrub.cps[0].Restored
+	movePassesOnly(t, j, j.Variants, ran-300, ran, whole)
+	if scrub.cps[0].Restored != restored+1 {
+		t.Error("the move after the resumed warm-up did not run from a checkpoint")
+	}
+
 	j.Variants = append(j.Variants, proto.Variant{Label: "y", Sets: []string{"engine.workers.aggregated.kv_cache.host_offload.connector=offloading_v0_24"}})
 	run.Variants = j.Variants
 	roundTrip(t, proto.Request{Op: proto.OpRun, ID: 12, Run: run}, nil, nil)
