@@ -120,14 +120,19 @@ func (o *runOut) file(kind string) ([]byte, *jobError) {
 	return nil, &jobError{Kind: "internal", Msg: fmt.Sprintf("unknown report file %q", kind)}
 }
 
+// variants are the job's runs: its Variants, or one with no overrides.
+func (j *job) variants() []proto.Variant {
+	if len(j.Variants) == 0 {
+		return []proto.Variant{{}}
+	}
+	return j.Variants
+}
+
 // rerun makes variant i of the job again (runs are deterministic, so the
 // result equals the first one) for a file request the worker cannot
 // serve from memory.
 func (j *job) rerun(i int) runOut {
-	vs := j.Variants
-	if len(vs) == 0 {
-		vs = []proto.Variant{{}}
-	}
+	vs := j.variants()
 	if i < 0 || i >= len(vs) {
 		return runOut{Err: &jobError{Kind: "internal", Msg: fmt.Sprintf("no variant %d", i)}}
 	}
@@ -174,10 +179,7 @@ type progressFunc func(variant, done, total int)
 // run makes every variant of a run job. It never panics: a panic in the
 // core becomes an "internal" error of that variant.
 func (j *job) run(progress progressFunc) []runOut {
-	vs := j.Variants
-	if len(vs) == 0 {
-		vs = []proto.Variant{{}}
-	}
+	vs := j.variants()
 	out := make([]runOut, len(vs))
 	fanOut := j.FanOut && j.fanOut != nil && j.Part == nil
 	if j.PassesOnly || fanOut {

@@ -74,10 +74,6 @@ func (j *job) warmer(outs []runOut) func(more func() bool) (bool, int, error) {
 	if len(outs) != 1 || outs[0].Record == nil || outs[0].Record.Windowed() == "" || outs[0].Output == nil || j.Part != nil {
 		return nil
 	}
-	vs := j.Variants
-	if len(vs) == 0 {
-		vs = []proto.Variant{{}}
-	}
 	if len(j.checkpoints) != 1 || j.checkpoints[0] == nil {
 		// a run that ran whole here (it dropped any store first): a new
 		// store, with the workload the run read
@@ -91,7 +87,7 @@ func (j *job) warmer(outs []runOut) func(more func() bool) (bool, int, error) {
 	if cps == nil {
 		return nil
 	}
-	job := j.replayJob(vs[0])
+	job := j.replayJob(j.variants()[0])
 	job.Checkpoints = cps
 	limitMemory(true) // the run is over: the worker holds its window and the checkpoints
 	return func(more func() bool) (bool, int, error) {

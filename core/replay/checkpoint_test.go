@@ -96,6 +96,16 @@ func TestCheckpointsChangeNothing(t *testing.T) {
 	}
 }
 
+// windowJSONL is rec's passes.jsonl of win.
+func windowJSONL(t *testing.T, rec *record.Record, win record.Window) string {
+	t.Helper()
+	var b strings.Builder
+	if err := rec.WriteWindow(&b, win); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // firstDiff shows the first line where two records differ.
 func firstDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
@@ -167,15 +177,8 @@ func TestWarmSpreadsTheSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a, b bytes.Buffer
-	if err := want.Record.WriteWindow(&a, win); err != nil {
-		t.Fatal(err)
-	}
-	if err := got.Record.WriteWindow(&b, win); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Errorf("the window after a warm-up differs from the one from the start\n%s", firstDiff(a.String(), b.String()))
+	if a, b := windowJSONL(t, want.Record, win), windowJSONL(t, got.Record, win); a != b {
+		t.Errorf("the window after a warm-up differs from the one from the start\n%s", firstDiff(a, b))
 	}
 	if cps.Restored != 1 {
 		t.Errorf("the window near the end ran from %d snapshots; want 1", cps.Restored)

@@ -51,14 +51,7 @@ func TestStopAfterWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("world %d, window %s: stopped run: %v", seed, spec, err)
 			}
-			var a, b bytes.Buffer
-			if err := want.Record.WriteWindow(&a, win); err != nil {
-				t.Fatal(err)
-			}
-			if err := got.Record.WriteWindow(&b, win); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			if windowJSONL(t, want.Record, win) != windowJSONL(t, got.Record, win) {
 				t.Errorf("world %d, window %s: the stopped run's record differs from the whole run's\n%s", seed, spec, yaml)
 			}
 			if got.Stopped {
