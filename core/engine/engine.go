@@ -596,14 +596,15 @@ func (e *Engine) Now() vtime.Time { return e.now }
 
 // NextOutputToken hands out generated token ids (scheduler.TokenSource):
 // planned ids when the trace gives them, otherwise fresh ids above every
-// content id, so generated content never collides with anything.
-func (e *Engine) NextOutputToken(r *request.Request) uint32 {
+// content id, each handed out once, so generated content never collides
+// with anything (fresh is true: identity.Sequence.AppendFresh).
+func (e *Engine) NextOutputToken(r *request.Request) (tok uint32, fresh bool) {
 	if r.OutputIDs != nil {
-		return r.OutputIDs[r.Output]
+		return r.OutputIDs[r.Output], false
 	}
 	t := e.nextOut
 	e.nextOut++
-	return t
+	return t, true
 }
 
 // Run replays the workload to the end (or the soft cutoff).

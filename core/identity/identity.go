@@ -459,6 +459,9 @@ type Sequence struct {
 	IDs []ID
 	// tail holds the tokens after the last full block (the Append methods).
 	tail []uint32
+	// fresh says the sequence holds a token no other sequence holds
+	// (AppendFresh): every block from the one holding it on is new.
+	fresh bool
 }
 
 // AppendRun appends n copies of token x, interning the identity of every
@@ -471,6 +474,10 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 		for range n {
 			s.tail = append(s.tail, x)
 		}
+		return
+	}
+	if s.fresh {
+		s.appendFresh(t, x, n, blockSize, req)
 		return
 	}
 	parent, last := None, Root
@@ -526,6 +533,35 @@ func (s *Sequence) AppendToken(t *Table, x uint32, blockSize int, req int32) {
 		return
 	}
 	s.AppendRun(t, x, 1, blockSize, req)
+}
+
+// AppendFresh appends x, a token no other sequence holds or will ever
+// hold (one the engine generated, trace.GeneratedTokenBase on, each used
+// once). The block holding it, and every block after it in this
+// sequence, has a prefix nobody else has, so its identity is created
+// without a lookup, without a hash and without a link from its parent:
+// no other sequence can ask for it (docs/model/g1.md ("Block identity")).
+// The numbering is the one lookups would give, since each such block is
+// new when computed.
+func (s *Sequence) AppendFresh(t *Table, x uint32, blockSize int, req int32) {
+	s.fresh = true
+	s.AppendToken(t, x, blockSize, req)
+}
+
+// appendFresh is AppendRun in a fresh sequence: the blocks completed are
+// numbered, nothing is hashed or looked up.
+func (s *Sequence) appendFresh(t *Table, x uint32, n, blockSize int, req int32) {
+	for len(s.tail)+n >= blockSize {
+		n -= blockSize - len(s.tail)
+		s.tail = s.tail[:0]
+		s.IDs = append(s.IDs, t.add(0, Origin{Request: req, Block: int32(len(s.IDs))}))
+	}
+	if n > 0 && s.tail == nil {
+		s.tail = make([]uint32, 0, blockSize)
+	}
+	for range n {
+		s.tail = append(s.tail, x)
+	}
 }
 
 // AppendContent appends the run-length encoded content ids (each standing

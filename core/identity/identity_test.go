@@ -186,6 +186,59 @@ func TestSequence_RunsEqualTokens(t *testing.T) {
 	}
 }
 
+// TestSequence_FreshNumbersAsLookupsWould is AppendFresh's promise
+// (docs/model/g1.md ("Block identity")): sequences in flight together,
+// each taking turns of shared content and generated tokens used once,
+// content after generated tokens included (an accumulating session),
+// get the same identities and origins whether the generated tokens are
+// hashed and looked up (AppendToken) or numbered as fresh (AppendFresh).
+func TestSequence_FreshNumbersAsLookupsWould(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 21))
+	fresh := 0
+	for round := range 200 {
+		bs := 1 + rng.IntN(20)
+		if round%2 == 0 {
+			bs = 16
+		}
+		looked, numbered := identity.NewTable(4), identity.NewTable(4)
+		n := 1 + rng.IntN(6)
+		as, bs2 := make([]identity.Sequence, n), make([]identity.Sequence, n)
+		next := uint32(1 << 31)
+		for range 20 * n {
+			req := rng.IntN(n)
+			a, b := &as[req], &bs2[req]
+			if rng.IntN(3) == 0 {
+				ids := []uint32{uint32(rng.IntN(3)), uint32(rng.IntN(3))}
+				run := bs * (1 + rng.IntN(2))
+				length := rng.IntN(2*run + 1)
+				a.AppendContent(looked, ids, run, length, bs, int32(req))
+				b.AppendContent(numbered, ids, run, length, bs, int32(req))
+			} else {
+				for range 1 + rng.IntN(2*bs) {
+					a.AppendToken(looked, next, bs, int32(req))
+					b.AppendFresh(numbered, next, bs, int32(req))
+					next++
+				}
+				fresh++
+			}
+			if !slices.Equal(a.IDs, b.IDs) {
+				t.Fatalf("round %d (block size %d) request %d: looked up %v, numbered %v", round, bs, req, a.IDs, b.IDs)
+			}
+		}
+		if looked.Len() != numbered.Len() {
+			t.Fatalf("round %d: %d and %d identities", round, looked.Len(), numbered.Len())
+		}
+		for id := range identity.ID(looked.Len()) {
+			if looked.Origin(id) != numbered.Origin(id) {
+				t.Fatalf("round %d: identity %d born at %+v and %+v", round, id, looked.Origin(id), numbered.Origin(id))
+			}
+		}
+	}
+	if fresh == 0 {
+		t.Fatal("no generated tokens")
+	}
+}
+
 // TestTable_MatchesATrieByParentAndHash: random sequences with shared
 // prefixes, extended in interleaved steps (whole turns, single generated
 // tokens, across more than one page of identities), get the identities a

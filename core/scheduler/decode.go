@@ -112,10 +112,7 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		res.End = end
 	}
 	for _, r := range k.running {
-		tok := k.tokens.NextOutputToken(r)
-		r.Known++
-		r.Output++
-		r.Seq.AppendToken(k.ids, tok, bs, r.Index)
+		k.appendOutput(r)
 		pushReq(&res.Emitted, r)
 	}
 	return res

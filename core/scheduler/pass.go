@@ -164,10 +164,7 @@ func (k *Rank) emitTokens() {
 				// (docs/model/pd.md ("Prefill side")).
 				r.Output++
 			} else {
-				tok := k.tokens.NextOutputToken(r)
-				r.Known++
-				r.Output++
-				r.Seq.AppendToken(k.ids, tok, k.Cfg.BlockSize, r.Index)
+				k.appendOutput(r)
 			}
 			pushReq(&res.Emitted, r)
 		}
@@ -653,4 +650,17 @@ func (k *Rank) reject(r *request.Request, fromConn bool, now vtime.Time, reason 
 	r.Status = request.Rejected
 	k.res.Rejected = append(k.res.Rejected, r)
 	k.emit(Event{Kind: EvReject, Req: r, At: now, Reason: reason})
+}
+
+// appendOutput gives r its next generated token: one more known token and
+// output, and the sequence's blocks it completes.
+func (k *Rank) appendOutput(r *request.Request) {
+	tok, fresh := k.tokens.NextOutputToken(r)
+	r.Known++
+	r.Output++
+	if fresh {
+		r.Seq.AppendFresh(k.ids, tok, k.Cfg.BlockSize, r.Index)
+	} else {
+		r.Seq.AppendToken(k.ids, tok, k.Cfg.BlockSize, r.Index)
+	}
 }

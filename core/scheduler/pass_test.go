@@ -12,9 +12,9 @@ import (
 // gen hands out generated token ids above every prompt id.
 type gen struct{ next uint32 }
 
-func (g *gen) NextOutputToken(*request.Request) uint32 {
+func (g *gen) NextOutputToken(*request.Request) (uint32, bool) {
 	g.next++
-	return 1<<31 + g.next
+	return 1<<31 + g.next, true
 }
 
 type bench struct {

@@ -49,9 +49,10 @@ type Config struct {
 	FIFOWaiters bool
 }
 
-// TokenSource hands out ids for generated output tokens.
+// TokenSource hands out ids for generated output tokens, and says which
+// no other sequence will ever hold (identity.Sequence.AppendFresh).
 type TokenSource interface {
-	NextOutputToken(r *request.Request) uint32
+	NextOutputToken(r *request.Request) (tok uint32, fresh bool)
 }
 
 // A Rank is one DP rank's scheduler with its G1 pool and optional G2
