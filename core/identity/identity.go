@@ -1,6 +1,6 @@
-// Package identity owns block identities: the chained hash that makes two
-// blocks equal only when their whole prefixes are equal, and the table that
-// turns those hashes into small dense IDs with a human name.
+// Package identity owns block identities: a trie of blocks by parent block
+// and content that makes two blocks equal only when their whole prefixes
+// are equal, numbered as small dense IDs with a human name.
 //
 // Every tier (G1, G2, G3) and the record speak in IDs, never in hashes. An
 // ID's numeric order is the order in which the identity was first computed in
@@ -28,42 +28,45 @@ type Origin struct {
 	Block   int32
 }
 
-// Table interns chained hashes. It is not safe for concurrent use; each run
+// Table interns blocks by parent and content hash. It is not safe for concurrent use; each run
 // owns one.
 //
-// Identities form a trie: a block's identity is a child of its parent
-// block's. A real trace names millions of identities (5.9 M for the
+// Identities form a trie: a block's identity is the child of its parent
+// block's with the block's content hash (Content). Two blocks are the same
+// identity when their parents are and their contents hash alike, so
+// equal identities mean equal whole prefixes. A real trace names millions of identities (5.9 M for the
 // Mooncake conversation trace, where they were 77 % of the live heap), so
 // the table keeps as little per identity as the lookup needs:
 //
-//   - its hash, 8 bytes, in pages that are never copied as the table grows;
+//   - its content hash, 8 bytes, in pages that are never copied as the
+//     table grows;
 //   - its first child: most often the next identity (a request's new blocks
 //     are interned one after the other), which one bit says (cont); any
 //     other first child sits in a page of first children allocated only
 //     for the pages that have one (a block completed by a generated token,
 //     after other requests' blocks were interned);
 //   - later children (two requests that share a prefix and then differ)
-//     in one map by parent and hash, and block 0's identities in one map
-//     by hash.
+//     in one map by parent and content hash, and block 0's identities in
+//     one map by content hash.
 //
-// Interning compares the hash with the parent's first child's, which is
+// Interning compares the content hash with the parent's first child's, which is
 // next to the parent just touched, so the replay's hottest path (every new
 // block of every request) costs no cache miss. Origins are stored as runs:
 // the identities one Extend creates are consecutive, born in consecutive
 // blocks of one request, so one run (first ID, request, block) names them
 // all.
 type Table struct {
-	hashes [][]uint64 // pageSize hashes each; the last may be partly used
+	hashes [][]uint64 // pageSize content hashes each; the last may be partly used
 	cont   []uint64   // bit id: identity id+1 is id's first child
 	firsts [][]ID     // per page, nil until one of its identities has another first child; entries are ID+1 (0: none)
 	lent   []bool     // per firsts page: shared with a snapshot, so copied before a write (Snapshot)
 	n      int        // identities created
 	runs   []originRun
-	roots  map[uint64]ID // the identities of block 0, by hash
+	roots  map[uint64]ID // the identities of block 0, by content hash
 	kids   map[kid]ID    // the second and later children
 }
 
-// kid names a child by its parent and hash.
+// kid names a child by its parent and content hash.
 type kid struct {
 	parent ID
 	hash   uint64
@@ -164,8 +167,8 @@ func (t *Table) setFirst(parent, id ID) {
 	(*pg)[parent&(pageSize-1)] = id + 1
 }
 
-// Child returns the identity with hash h whose parent is parent (None for
-// block 0), creating it with origin o when new.
+// Child returns the identity with content hash h whose parent is parent
+// (None for block 0), creating it with origin o when new.
 func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 	if parent == ID(t.n-1) && parent != None {
 		// The newest identity has no child yet (a child is created after
@@ -202,11 +205,11 @@ func (t *Table) Child(parent ID, h uint64, o Origin) ID {
 	return id
 }
 
-// extendNewest appends k identities to ids, each the only child of the
-// one before and the first a child of the newest identity, whose hash is
-// last: the blocks of content c a request computes past anything computed
-// before (a new identity has no child yet, so none needs looking up).
-func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) []ID {
+// extendNewest appends k identities of content hash c to ids, each the only
+// child of the one before and the first a child of the newest identity:
+// the blocks a request computes past anything computed before (a new
+// identity has no child yet, so none needs looking up).
+func (t *Table) extendNewest(c uint64, k int, o Origin, ids []ID) []ID {
 	t.noteOrigin(ID(t.n), o) // the rest continue its run
 	for k > 0 {
 		// push, written out for the room left in the page.
@@ -216,8 +219,7 @@ func (t *Table) extendNewest(last, c uint64, k int, o Origin, ids []ID) []ID {
 		}
 		room := min(k, cap(*pg)-len(*pg))
 		for range room {
-			last = Link(last, c)
-			*pg = append(*pg, last)
+			*pg = append(*pg, c)
 			id := ID(t.n)
 			if id%64 == 0 {
 				t.cont = append(t.cont, 0)
@@ -262,7 +264,7 @@ func (t *Table) PageBytes() int64 {
 	return n
 }
 
-// Hash returns id's chained hash.
+// Hash returns id's content hash.
 func (t *Table) Hash(id ID) uint64 { return t.hashes[id>>pageBits][id&(pageSize-1)] }
 
 // Origin returns where id was first computed.
@@ -388,26 +390,16 @@ func (b *Births) Find(req, block int32) (ID, bool) {
 // Len is the number of identities created so far.
 func (t *Table) Len() int { return t.n }
 
-// Root is the parent hash of block 0.
-const Root uint64 = 0x243f6a8885a308d3
-
-// Chain returns the identity hash of a full block whose parent block has hash
-// parent (Root for block 0) and whose tokens are tokens: the hash of the
-// tokens alone (Content), linked to the parent's (Link). The mixing is
-// murmur3's 64-bit finaliser over pairs of tokens: cheap, deterministic on
-// every platform, and with 64 bits a collision among the few million blocks
-// of a run is vanishingly unlikely. Hash values appear in no report: the
-// table numbers identities in the order they are first seen.
-func Chain(parent uint64, tokens []uint32) uint64 { return Link(parent, Content(tokens)) }
-
-// Content hashes a block's tokens without its parent, so the blocks of a
-// run of one repeated token (a Mooncake hash id's 512 tokens are 32 blocks
-// of 16) share one content hash computed once (Sequence.AppendRun).
+// Content hashes a block's tokens: murmur3's 64-bit finaliser over pairs
+// of tokens, cheap and deterministic on every platform. A block's identity
+// is its parent's child with this hash (Table.Child), so two blocks share
+// an identity when their parents do and their contents hash alike; with
+// 64 bits, two different blocks under one parent hashing alike is
+// vanishingly unlikely. The blocks of a run of one repeated token (a
+// Mooncake hash id's 512 tokens are 32 blocks of 16) share one content
+// hash, computed once (Sequence.AppendRun). Hash values appear in no
+// report: the table numbers identities in the order they are first seen.
 func Content(tokens []uint32) uint64 { return contentRun(tokens, 0, 0) }
-
-// Link is the identity hash of a block with content hash content whose
-// parent block has hash parent.
-func Link(parent, content uint64) uint64 { return fmix((fmix(parent) ^ content) + 0x632be59bd9b4e019) }
 
 func fmix(h uint64) uint64 {
 	h ^= h >> 33
@@ -480,10 +472,9 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 		s.appendFresh(t, x, n, blockSize, req)
 		return
 	}
-	parent, last := None, Root
+	parent := None
 	if k := len(s.IDs); k > 0 {
 		parent = s.IDs[k-1]
-		last = t.Hash(parent)
 	}
 	full, haveFull := uint64(0), false // the content of a block of blockSize copies of x
 	for len(s.tail)+n >= blockSize {
@@ -493,7 +484,7 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 				full, haveFull = contentRun(nil, x, blockSize), true
 			}
 			k := n / blockSize
-			s.IDs = t.extendNewest(last, full, k, Origin{Request: req, Block: int32(len(s.IDs))}, s.IDs)
+			s.IDs = t.extendNewest(full, k, Origin{Request: req, Block: int32(len(s.IDs))}, s.IDs)
 			n -= k * blockSize
 			break
 		}
@@ -508,10 +499,9 @@ func (s *Sequence) AppendRun(t *Table, x uint32, n, blockSize int, req int32) {
 		default:
 			c = full
 		}
-		h := Link(last, c)
-		id := t.Child(parent, h, Origin{Request: req, Block: int32(len(s.IDs))})
+		id := t.Child(parent, c, Origin{Request: req, Block: int32(len(s.IDs))})
 		s.IDs = append(s.IDs, id)
-		parent, last = id, h
+		parent = id
 		s.tail = s.tail[:0]
 		n -= take
 	}
@@ -587,15 +577,13 @@ func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
 		// cache lines they sit on (about 2 M misses per §E run).
 		return
 	}
-	parent, last := None, Root
+	parent := None
 	if n := len(s.IDs); n > 0 {
 		parent = s.IDs[n-1]
-		last = t.Hash(parent)
 	}
 	for j := len(s.IDs); (j+1)*blockSize <= len(tokens); j++ {
-		h := Chain(last, tokens[j*blockSize:(j+1)*blockSize])
-		id := t.Child(parent, h, Origin{Request: req, Block: int32(j)})
+		id := t.Child(parent, Content(tokens[j*blockSize:(j+1)*blockSize]), Origin{Request: req, Block: int32(j)})
 		s.IDs = append(s.IDs, id)
-		parent, last = id, h
+		parent = id
 	}
 }

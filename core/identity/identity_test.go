@@ -269,9 +269,9 @@ func TestTable_MatchesATrieByParentAndHash(t *testing.T) {
 			toks[r] = append(toks[r], uint32(rng.IntN(1000)))
 		}
 		seqs[r].Extend(tab, toks[r], bs, int32(r))
-		parent, last := identity.None, identity.Root
+		parent := identity.None
 		for j, id := range seqs[r].IDs {
-			h := identity.Chain(last, toks[r][j*bs:(j+1)*bs])
+			h := identity.Content(toks[r][j*bs : (j+1)*bs])
 			want, ok := ref[key{parent, h}]
 			if !ok {
 				want = identity.ID(len(ref))
@@ -280,7 +280,7 @@ func TestTable_MatchesATrieByParentAndHash(t *testing.T) {
 			if id != want || tab.Hash(id) != h {
 				t.Fatalf("step %d, sequence %d, block %d: identity %d (hash %x); a trie by parent and hash gives %d (%x)", step, r, j, id, tab.Hash(id), want, h)
 			}
-			parent, last = id, h
+			parent = id
 		}
 	}
 	if tab.Len() != len(ref) {
@@ -329,9 +329,9 @@ func (w *trieWorld) step(t *testing.T, rng *rand.Rand, name string) {
 		w.toks[r] = append(w.toks[r], uint32(rng.IntN(1000)))
 	}
 	w.seqs[r].Extend(w.tab, w.toks[r], bs, int32(r))
-	parent, last := identity.None, identity.Root
+	parent := identity.None
 	for j, id := range w.seqs[r].IDs {
-		h := identity.Chain(last, w.toks[r][j*bs:(j+1)*bs])
+		h := identity.Content(w.toks[r][j*bs : (j+1)*bs])
 		want, ok := w.ref[trieKey{parent, h}]
 		if !ok {
 			want = identity.ID(len(w.ref))
@@ -340,7 +340,7 @@ func (w *trieWorld) step(t *testing.T, rng *rand.Rand, name string) {
 		if id != want || w.tab.Hash(id) != h {
 			t.Fatalf("%s: sequence %d, block %d: identity %d; a trie by parent and hash gives %d", name, r, j, id, want)
 		}
-		parent, last = id, h
+		parent = id
 	}
 }
 

@@ -26,7 +26,7 @@ func BenchmarkCalls(b *testing.B) {
 }
 
 // BenchmarkHash: a murmur-style 64-bit finaliser over token pairs, the
-// shape of identity.Chain.
+// shape of identity.Content.
 func BenchmarkHash(b *testing.B) {
 	tokens := make([]uint32, 1<<16)
 	for i := range tokens {
