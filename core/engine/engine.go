@@ -1188,15 +1188,8 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	// for block_size copies of one token, and no token array is built
 	// (docs/performance.md ("Dispatch without token arrays")).
 	if e.wl.Accumulate {
-		if s.seq.IDs == nil {
-			n := sessionTokens(&e.wl.Sessions[sIdx])
-			s.seq.IDs = make([]identity.ID, 0, n/e.bs+1)
-		}
-		r.Seq = &s.seq
 		r.Known = s.known + contentLen(t)
 	} else {
-		n := t.ContentLength + t.OutputLength
-		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
 		r.Known = contentLen(t)
 	}
 	r.PromptLen = r.Known
@@ -1209,11 +1202,21 @@ func (e *Engine) dispatch(sIdx, turn int32, now vtime.Time) {
 	var h report.Routing
 	if e.opts.Shard.on() {
 		// Round robin (Shardable) reads no blocks: route first, and
-		// compute identities only for the shard's own requests.
+		// build identities only for the shard's own requests.
 		if rk, h = e.place.route(r, "agg"); !e.opts.Shard.owns(rk.Worker) {
 			e.drop(r)
 			return
 		}
+	}
+	if e.wl.Accumulate {
+		if s.seq.IDs == nil {
+			n := sessionTokens(&e.wl.Sessions[sIdx])
+			s.seq.IDs = make([]identity.ID, 0, n/e.bs+1)
+		}
+		r.Seq = &s.seq
+	} else {
+		n := t.ContentLength + t.OutputLength
+		r.Seq = &identity.Sequence{IDs: make([]identity.ID, 0, n/e.bs+1)}
 	}
 	if t.RunLength > 0 {
 		r.Seq.AppendContent(e.ids, t.Content, t.RunLength, t.ContentLength, e.bs, r.Index)

@@ -48,8 +48,10 @@ func (e *Engine) newPool(role *config.Role, base int, flat bool) (*pool, error) 
 // rank with its routing_history entry (name is the entry's pool).
 func (p *pool) route(r *request.Request, name string) (*Rank, report.Routing) {
 	req := &p.req
-	*req = placement.Request{Session: r.Session, Tokens: r.PromptLen,
-		Blocks: r.Seq.IDs[:min(len(r.Seq.IDs), r.PromptLen/p.e.bs)]}
+	*req = placement.Request{Session: r.Session, Tokens: r.PromptLen}
+	if r.Seq != nil { // a sharded run routes before it builds the identities
+		req.Blocks = r.Seq.IDs[:min(len(r.Seq.IDs), r.PromptLen/p.e.bs)]
+	}
 	c := p.router.Route(req, p)
 	rk := p.rank(c.Index)
 	h := report.Routing{Pool: name, Outcome: "routed", Worker: int32(c.Worker), Schedule: int32(rk.Index), DPRank: int32(c.Rank)}
