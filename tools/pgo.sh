@@ -24,8 +24,8 @@ profile() { # profile ARGS: one `kvsim predict ARGS`, its CPU profile kept
 
 # Issue 21's scale: the Mooncake conversation trace without G2, with each connector's tier of
 # 200,000 host blocks, and with a recorded window. Acceptance case E is left out on purpose: it
-# gains as much from this profile as from one that includes it, and diluting the profile with
-# it cost the Mooncake run its gain (docs/performance.md).
+# gains more from this profile than from one that includes it, and so do the Mooncake runs
+# (docs/performance.md).
 mooncake=traces/mooncake/conversation.yaml
 tier=engine.workers.aggregated.kv_cache.host_offload
 profile --config "$mooncake"
