@@ -33,19 +33,26 @@ func (p *Pool) Check() error {
 		}
 		listed[s] = true
 	}
-	n, prev := 0, nilSlot
-	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
-		if !p.unused(s) {
+	n, holes := 0, 0
+	for i, e := range p.q[p.qHead:] {
+		s := e.slot
+		id, dup := e.ident()
+		switch {
+		case s == nilSlot:
+			holes++
+			continue
+		case s < 0 || int(s) >= len(p.slots) || listed[s]:
+			return fmt.Errorf("G1-3: the eviction queue holds slot %d, which is not a slot listed once", s)
+		case !p.unused(s):
 			return fmt.Errorf("G1-3: slot %d is in the eviction queue but not idle", s)
+		case p.slots[s].qpos != p.qBase+uint32(p.qHead+i) || p.slots[s].id != id || p.slots[s].dup != dup:
+			return fmt.Errorf("G1-3: the eviction queue's entry for slot %d (identity %d, links %v) is not where the slot says, or names another identity, or not its links", s, id, dup)
 		}
-		if p.slots[s].prev != prev {
-			return fmt.Errorf("G1-3: eviction queue link broken at slot %d", s)
-		}
-		prev = s
+		listed[s] = true
 		n++
-		if n > len(p.slots) {
-			return fmt.Errorf("G1-3: eviction queue has a cycle")
-		}
+	}
+	if holes != p.qHoles {
+		return fmt.Errorf("G1-3: the eviction queue has %d holes but counts %d", holes, p.qHoles)
 	}
 	idle := 0
 	for i := range p.slots {

@@ -42,8 +42,29 @@ type slot struct {
 	ref  int32       // requests using the copy
 	pin  int32       // load reservations that will use the copy
 	hold int32       // stores still copying the copy (SimpleCPU / shared pools)
-	// prev/next link the eviction queue while the copy is idle.
-	prev, next int32
+	// qpos is, while the copy is idle (queued), the position of its entry
+	// in the eviction queue (Pool.q).
+	qpos uint32
+	_    [4]byte // 32 bytes: a slot never straddles two cache lines
+}
+
+// qent is an entry of the eviction queue: an idle copy's slot and identity
+// (nilSlot: a hole, left by a copy used again before it was evicted). The
+// identity is stored complemented (^id, negative) while the slot may have
+// links to other copies (slot.dup), so an eviction reads the slot only
+// then.
+type qent struct {
+	slot int32
+	id   identity.ID
+}
+
+// ident is the entry's identity, and whether the slot may have other
+// copies' links.
+func (e qent) ident() (id identity.ID, dup bool) {
+	if e.id < 0 {
+		return ^e.id, true
+	}
+	return e.id, false
 }
 
 // dupLinks link the copies of one identity, oldest first.
@@ -82,9 +103,14 @@ type Observer interface {
 type Pool struct {
 	slots []slot
 	free  []int32 // stack of unoccupied slots
-	// Eviction queue: head is the next victim, tail the most recently idle.
-	qHead, qTail int32
-	qLen         int
+	// The eviction queue, oldest idle copy first: q[qHead:] in order, with
+	// holes; qBase is the position of q[0], qHoles the holes in q[qHead:],
+	// qLen the copies (see pushTail).
+	q      []qent
+	qHead  int
+	qBase  uint32
+	qHoles int
+	qLen   int
 	// copies maps an identity with a cached copy to its oldest (first) and
 	// newest (last) copy; its size follows the pool's cached copies, not the
 	// run's identities.
@@ -116,9 +142,9 @@ type Pool struct {
 
 // New returns an empty pool of capacity slots.
 func New(capacity int) *Pool {
-	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), qHead: nilSlot, qTail: nilSlot, user: -1}
+	p := &Pool{slots: make([]slot, capacity), free: make([]int32, capacity), user: -1}
 	for i := range p.slots {
-		p.slots[i] = slot{id: identity.None, prev: nilSlot, next: nilSlot}
+		p.slots[i] = slot{id: identity.None}
 		// Pop order hands out slot 0 first, which makes maps easy to read.
 		p.free[i] = int32(capacity - 1 - i)
 	}
@@ -391,12 +417,23 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		out = append(out, s)
 	}
 	for ; n > 0; n-- {
-		s := p.qHead
-		id := p.slots[s].id
-		p.unlink(s)
-		p.unindex(s)
+		e := p.q[p.qHead]
+		for e.slot == nilSlot {
+			p.qHead++
+			p.qHoles--
+			e = p.q[p.qHead]
+		}
+		p.qHead++
+		p.qLen--
+		s := e.slot
+		id, dup := e.ident()
+		if dup {
+			p.unindex(s)
+		} else {
+			p.copies.Delete(int32(id)) // the identity's only copy
+		}
 		sl := &p.slots[s]
-		sl.state = Private
+		sl.state, sl.queued, sl.dup = Private, false, false
 		sl.id = identity.None
 		p.own(s)
 		if p.obs != nil && !p.quiet {
@@ -413,8 +450,8 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 // docs/model/pd.md ("Decode ranks with G2")). It fails with no side effect.
 func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([]int32, bool) {
 	ok := len(p.free)
-	for s := p.qHead; s != nilSlot && ok < n; s = p.slots[s].next {
-		if !avoid(s) {
+	for i := p.qHead; i < len(p.q) && ok < n; i++ {
+		if s := p.q[i].slot; s != nilSlot && !avoid(s) {
 			ok++
 		}
 	}
@@ -429,10 +466,9 @@ func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([
 		p.changed(s)
 		out = append(out, s)
 	}
-	for s := p.qHead; n > 0; {
-		next := p.slots[s].next
-		if !avoid(s) {
-			id := p.slots[s].id
+	for i := p.qHead; n > 0; i++ {
+		if s := p.q[i].slot; s != nilSlot && !avoid(s) {
+			id, _ := p.q[i].ident()
 			p.unlink(s)
 			p.unindex(s)
 			sl := &p.slots[s]
@@ -445,7 +481,6 @@ func (p *Pool) AllocAvoiding(n int, out []int32, avoid func(slot int32) bool) ([
 			out = append(out, s)
 			n--
 		}
-		s = next
 	}
 	return out, true
 }
@@ -596,39 +631,74 @@ func (p *Pool) Holder(s int32) (id identity.ID, owner int32) {
 
 // IdleOrder appends the eviction queue, head (next victim) first, to out.
 func (p *Pool) IdleOrder(out []int32) []int32 {
-	for s := p.qHead; s != nilSlot; s = p.slots[s].next {
-		out = append(out, s)
+	for _, e := range p.q[p.qHead:] {
+		if e.slot != nilSlot {
+			out = append(out, e.slot)
+		}
 	}
 	return out
 }
 
+// The eviction queue is a slice of entries in queue order, each with its
+// slot and identity, not a list linked through the slots: taking victims
+// reads the slice in order and writes the victims' slots, but reads none
+// of them, where following links read each victim's slot, the pool's
+// coldest memory, to find the next (docs/performance.md ("The eviction
+// queue in a slice")). A copy leaving from the middle (used again, or held)
+// leaves a hole, which the head skips.
+
+// pushTail makes cached copy s the queue's newest.
 func (p *Pool) pushTail(s int32) {
-	sl := &p.slots[s]
-	sl.prev, sl.next = p.qTail, nilSlot
-	if p.qTail != nilSlot {
-		p.slots[p.qTail].next = s
-	} else {
-		p.qHead = s
+	if len(p.q) == cap(p.q) {
+		p.roomInQueue()
 	}
-	p.qTail = s
+	sl := &p.slots[s]
+	sl.qpos = p.qBase + uint32(len(p.q))
+	id := sl.id
+	if sl.dup {
+		id = ^id
+	}
+	p.q = append(p.q, qent{s, id})
 	p.qLen++
 	sl.queued = true
 }
 
+// unlink takes the idle copy s out of the queue, leaving a hole.
 func (p *Pool) unlink(s int32) {
 	sl := &p.slots[s]
-	if sl.prev != nilSlot {
-		p.slots[sl.prev].next = sl.next
-	} else {
-		p.qHead = sl.next
-	}
-	if sl.next != nilSlot {
-		p.slots[sl.next].prev = sl.prev
-	} else {
-		p.qTail = sl.prev
-	}
-	sl.prev, sl.next, sl.queued = nilSlot, nilSlot, false
+	p.q[sl.qpos-p.qBase].slot = nilSlot
+	p.qHoles++
 	p.qLen--
+	sl.queued = false
+}
+
+// roomInQueue is pushTail's, when the queue's array is full: it drops the
+// entries the head has passed (positions stay, qBase moves) and, when the
+// holes are more than half the copies, squeezes them out (positions
+// change: each copy's slot learns its new one); then append grows the
+// array only when the copies need it. So the array stays within a few
+// times the copies, and each push pays for at most one renumbering.
+func (p *Pool) roomInQueue() {
+	if p.qHoles > p.qLen/2 {
+		n := 0
+		for _, e := range p.q[p.qHead:] {
+			if e.slot != nilSlot {
+				p.q[n] = e
+				p.slots[e.slot].qpos = p.qBase + uint32(n)
+				n++
+			}
+		}
+		clear(p.q[n:])
+		p.q, p.qHead, p.qHoles = p.q[:n], 0, 0
+		return
+	}
+	if p.qHead >= len(p.q)/4 {
+		n := copy(p.q, p.q[p.qHead:])
+		clear(p.q[n:])
+		p.q = p.q[:n]
+		p.qBase += uint32(p.qHead)
+		p.qHead = 0
+	}
 }
 
 func (p *Pool) index(s int32) {
@@ -643,6 +713,10 @@ func (p *Pool) index(s int32) {
 		if !last.dup {
 			last.dup = true
 			p.dups[c.last] = dupLinks{nilSlot, nilSlot}
+			if last.queued { // its queue entry says so too
+				e := &p.q[last.qpos-p.qBase]
+				e.id = ^e.id
+			}
 		}
 		p.dups[c.last].next = s
 		p.dups[s] = dupLinks{c.last, nilSlot}

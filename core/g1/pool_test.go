@@ -313,11 +313,17 @@ func TestPool_CheckCatchesCorruption(t *testing.T) {
 		{"used copy left in the queue", func(p *Pool) { p.slots[0].ref = 1 }, "G1-3"},
 		{"idle copy missing from the queue", func(p *Pool) { p.slots[1].ref = 0 }, "G1-3"},
 		{"queue length wrong", func(p *Pool) { p.qLen++ }, "G1-3"},
-		{"broken back link", func(p *Pool) {
+		{"queue entry not where its slot says", func(p *Pool) {
 			p.slots[1].ref = 0
 			p.pushTail(1)
-			p.slots[1].prev = nilSlot
+			p.slots[1].qpos++
 		}, "G1-3"},
+		{"queue entry with another identity", func(p *Pool) {
+			p.slots[1].ref = 0
+			p.pushTail(1)
+			p.q[len(p.q)-1].id++
+		}, "G1-3"},
+		{"queue holes miscounted", func(p *Pool) { p.qHoles++ }, "G1-3"},
 		{"cached slot not indexed", func(p *Pool) { p.copies.Delete(2) }, "G1-4"},
 		{"index points at a private slot", func(p *Pool) {
 			c, _ := p.copies.Get(2)

@@ -98,6 +98,8 @@ func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
 	}
 	pg.used |= bit
 	m.n++
+	var zero V
+	pg.vals[i] = zero // Delete leaves a value behind
 	return &pg.vals[i], false
 }
 
@@ -124,9 +126,9 @@ func (m *Map[V]) Delete(k int32) {
 	if pg == nil || pg.used&bit == 0 {
 		return
 	}
-	var zero V
+	// The value stays (Upsert zeroes it when k returns): Delete writes only
+	// the page's word, not the value's cache line.
 	pg.used &^= bit
-	pg.vals[uint32(k)%pageKeys] = zero
 	m.n--
 	if pg.used == 0 {
 		d := uint32(k) / pageKeys
