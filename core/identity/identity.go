@@ -28,23 +28,25 @@ type Origin struct {
 	Block   int32
 }
 
-// Table interns blocks by parent and content hash. It is not safe for concurrent use; each run
-// owns one.
+// Table interns blocks by parent and content hash. It is not safe for
+// concurrent use; each run owns one.
 //
 // Identities form a trie: a block's identity is the child of its parent
 // block's with the block's content hash (Content). Two blocks are the same
 // identity when their parents are and their contents hash alike, so
-// equal identities mean equal whole prefixes. A real trace names millions of identities (5.9 M for the
-// Mooncake conversation trace, where they were 77 % of the live heap), so
+// equal identities mean equal whole prefixes. A real trace names millions
+// of identities (5.9 M for the Mooncake conversation trace, where they were
+// 77 % of the live heap), so
 // the table keeps as little per identity as the lookup needs:
 //
 //   - its content hash, 8 bytes, in pages that are never copied as the
 //     table grows;
 //   - its first child: most often the next identity (a request's new blocks
 //     are interned one after the other), which one bit says (cont); any
-//     other first child sits in a page of first children allocated only
-//     for the pages that have one (a block completed by a generated token,
-//     after other requests' blocks were interned);
+//     other first child (a turn that goes on past where an earlier one
+//     stopped, after other requests' blocks were interned) in one map by
+//     parent, a few per turn (pages by identity, as the hashes, held 11 MB
+//     of the Mooncake run: docs/performance.md);
 //   - later children (two requests that share a prefix and then differ)
 //     in one map by parent and content hash, and block 0's identities in
 //     one map by content hash.
@@ -58,8 +60,7 @@ type Origin struct {
 type Table struct {
 	hashes [][]uint64 // pageSize content hashes each; the last may be partly used
 	cont   []uint64   // bit id: identity id+1 is id's first child
-	firsts [][]ID     // per page, nil until one of its identities has another first child; entries are ID+1 (0: none)
-	lent   []bool     // per firsts page: shared with a snapshot, so copied before a write (Snapshot)
+	firsts map[ID]ID  // the first child of an identity whose first child is not the next identity
 	n      int        // identities created
 	runs   []originRun
 	roots  map[uint64]ID // the identities of block 0, by content hash
@@ -88,7 +89,7 @@ const (
 // allocated as identities are created, so n only sizes the first).
 func NewTable(n int) *Table {
 	return &Table{hashes: [][]uint64{make([]uint64, 0, min(max(n, 1), pageSize))},
-		roots: make(map[uint64]ID), kids: make(map[kid]ID)}
+		roots: make(map[uint64]ID), kids: make(map[kid]ID), firsts: make(map[ID]ID)}
 }
 
 // add appends an identity with hash h and returns it.
@@ -139,8 +140,8 @@ func (t *Table) firstChild(parent ID) ID {
 	if t.cont[parent>>6]&(1<<(parent&63)) != 0 {
 		return parent + 1
 	}
-	if p := int(parent >> pageBits); p < len(t.firsts) && t.firsts[p] != nil {
-		return t.firsts[p][parent&(pageSize-1)] - 1
+	if c, ok := t.firsts[parent]; ok {
+		return c
 	}
 	return None
 }
@@ -151,20 +152,7 @@ func (t *Table) setFirst(parent, id ID) {
 		t.cont[parent>>6] |= 1 << (parent & 63)
 		return
 	}
-	for len(t.firsts) <= int(parent>>pageBits) {
-		t.firsts = append(t.firsts, nil)
-	}
-	pg := &t.firsts[parent>>pageBits]
-	if k := int(parent >> pageBits); k < len(t.lent) && t.lent[k] {
-		t.lent[k] = false
-		*pg = slices.Clone(*pg)
-	}
-	if *pg == nil {
-		// Zero means none, so the page needs no filling and the memory
-		// of the entries never set is never touched.
-		*pg = make([]ID, pageSize)
-	}
-	(*pg)[parent&(pageSize-1)] = id + 1
+	t.firsts[parent] = id
 }
 
 // Child returns the identity with content hash h whose parent is parent
@@ -236,33 +224,22 @@ func (t *Table) extendNewest(c uint64, k int, o Origin, ids []ID) []ID {
 // Snapshot returns a table equal to t; later changes to either leave the
 // other as it was (an engine checkpoint's, docs/model/engine.md
 // ("Checkpoints")). What never changes once written is shared: the full
-// hash pages and the origin runs so far. First-child pages are shared
-// until either table writes one, which then copies it; the rest (the last
-// hash page, the first-child bits, the maps) is copied.
+// hash pages and the origin runs so far. The rest (the last hash page,
+// the first-child bits, the maps) is copied.
 func (t *Table) Snapshot() *Table {
 	s := &Table{n: t.n, hashes: slices.Clone(t.hashes), cont: slices.Clone(t.cont),
-		firsts: slices.Clone(t.firsts), runs: slices.Clip(t.runs),
+		firsts: maps.Clone(t.firsts), runs: slices.Clip(t.runs),
 		roots: maps.Clone(t.roots), kids: maps.Clone(t.kids)}
 	if last := len(s.hashes) - 1; len(s.hashes[last]) < pageSize {
 		s.hashes[last] = append(make([]uint64, 0, cap(t.hashes[last])), t.hashes[last]...)
 	}
 	t.runs = slices.Clip(t.runs)
-	t.lent, s.lent = make([]bool, len(t.firsts)), make([]bool, len(t.firsts))
-	for k := range t.lent {
-		t.lent[k], s.lent[k] = t.firsts[k] != nil, t.firsts[k] != nil
-	}
 	return s
 }
 
-// PageBytes is the memory of t's hash and first-child pages: what every
-// snapshot of it shares (Snapshot), and holds once t is gone.
-func (t *Table) PageBytes() int64 {
-	n := int64(len(t.hashes)) * pageSize * 8
-	for _, pg := range t.firsts {
-		n += int64(len(pg)) * 4
-	}
-	return n
-}
+// PageBytes is the memory of t's hash pages: what every snapshot of it
+// shares (Snapshot), and holds once t is gone.
+func (t *Table) PageBytes() int64 { return int64(len(t.hashes)) * pageSize * 8 }
 
 // Hash returns id's content hash.
 func (t *Table) Hash(id ID) uint64 { return t.hashes[id>>pageBits][id&(pageSize-1)] }

@@ -345,8 +345,8 @@ func (w *trieWorld) step(t *testing.T, rng *rand.Rand, name string) {
 }
 
 // A snapshot and its table go on independently: each still matches its own
-// trie after the other created identities (first-child pages shared until
-// written, the last hash page copied).
+// trie after the other created identities (the first-child map and the
+// last hash page copied).
 func TestTable_SnapshotsGoOnIndependently(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	w := &trieWorld{tab: identity.NewTable(16), ref: map[trieKey]identity.ID{}, seqs: make([]identity.Sequence, 40), toks: make([][]uint32, 40)}
