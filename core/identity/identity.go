@@ -45,8 +45,8 @@ type Origin struct {
 //     are interned one after the other), which one bit says (cont); any
 //     other first child (a turn that goes on past where an earlier one
 //     stopped, after other requests' blocks were interned) in one map by
-//     parent, a few per turn (pages by identity, as the hashes, held 11 MB
-//     of the Mooncake run: docs/performance.md);
+//     parent: a few per turn, since a generated block is never linked
+//     (AppendFresh);
 //   - later children (two requests that share a prefix and then differ)
 //     in one map by parent and content hash, and block 0's identities in
 //     one map by content hash.
