@@ -376,6 +376,47 @@ func (p *Pool) Release(s int32) {
 	p.changed(s)
 }
 
+// ReleaseAll releases a request's block table, last block first
+// (docs/model/g1.md ("Release order")): Release for each slot, with the
+// queue's tail kept in locals between them (a finished Mooncake request
+// releases some 750 blocks).
+func (p *Pool) ReleaseAll(slots []int32) {
+	if p.obs != nil { // an observer sees the pool as it is at every change
+		for j := len(slots) - 1; j >= 0; j-- {
+			p.Release(slots[j])
+		}
+		return
+	}
+	q, base := p.q, p.qBase
+	for j := len(slots) - 1; j >= 0; j-- {
+		s := slots[j]
+		sl := &p.slots[s]
+		p.own(s)
+		if sl.state != Cached {
+			p.freeSlot(s)
+			continue
+		}
+		if sl.ref--; sl.ref < 0 {
+			panic("g1: use count below zero")
+		}
+		if sl.ref == 0 && sl.pin == 0 && sl.hold == 0 { // pushTail, on the locals
+			if len(q) == cap(q) {
+				p.q = q
+				p.roomInQueue()
+				q, base = p.q, p.qBase
+			}
+			id := sl.id
+			if sl.dup {
+				id = ^id
+			}
+			sl.qpos, sl.queued = base+uint32(len(q)), true
+			q = append(q, qent{s, id})
+			p.qLen++
+		}
+	}
+	p.q = q
+}
+
 func (p *Pool) dropUse(s int32, counter *int32) {
 	*counter--
 	if *counter < 0 {

@@ -406,7 +406,7 @@ func (nopObserver) Evicted(int32, identity.ID)  {}
 // TestPool_QueueOrderMatchesAModel drives a small pool through 30,000
 // random allocations (evicting from the queue head), finalizations,
 // references of idle copies (which leave the queue from anywhere),
-// releases and avoiding allocations, and compares the eviction queue
+// releases (one by one or ReleaseAll) and avoiding allocations, and compares the eviction queue
 // after each step with a plain list kept in the order copies became idle.
 func TestPool_QueueOrderMatchesAModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
@@ -474,10 +474,15 @@ func TestPool_QueueOrderMatchesAModel(t *testing.T) {
 			i := rng.IntN(len(held))
 			slots := held[i]
 			held = slices.Delete(held, i, i+1)
+			if rng.IntN(2) == 0 {
+				p.ReleaseAll(slots)
+			} else {
+				for j := len(slots) - 1; j >= 0; j-- {
+					p.Release(slots[j])
+				}
+			}
 			for j := len(slots) - 1; j >= 0; j-- {
-				s := slots[j]
-				p.Release(s)
-				if p.IsIdle(s) {
+				if s := slots[j]; p.IsIdle(s) && !slices.Contains(model, s) {
 					model = append(model, s)
 				}
 			}

@@ -252,10 +252,7 @@ func (k *Rank) finish(r *request.Request, at vtime.Time) {
 }
 
 func (k *Rank) release(r *request.Request) {
-	k.Pool.For(r.Index)
-	for j := len(r.Slots) - 1; j >= 0; j-- {
-		k.Pool.Release(r.Slots[j])
-	}
+	k.Pool.For(r.Index).ReleaseAll(r.Slots)
 	r.Slots = r.Slots[:0]
 }
 
