@@ -569,6 +569,22 @@ func (p *Pool) Finalize(s int32, id identity.ID) {
 	p.changed(s)
 }
 
+// FinalizeRun is Finalize for each slot of slots that is not cached yet,
+// with the identity at the same index of ids: the blocks one scheduling
+// completed (docs/model/g1.md ("Becoming cached")), in one call.
+func (p *Pool) FinalizeRun(slots []int32, ids []identity.ID) {
+	ids = ids[:len(slots)]
+	for j, s := range slots {
+		sl := &p.slots[s]
+		if sl.state == Cached {
+			continue
+		}
+		sl.state, sl.reserved, sl.id, sl.ref = Cached, false, ids[j], 1
+		p.index(s)
+		p.changed(s)
+	}
+}
+
 // Dep returns the pending store that still reads slot s (0 = none).
 func (p *Pool) Dep(s int32) int32 {
 	if p.deps == nil {

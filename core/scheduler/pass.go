@@ -306,10 +306,13 @@ func (k *Rank) schedule(r *request.Request, fromWaiting bool, cached int, budget
 	// request scheduled later in the same pass can hit them
 	// (docs/model/g1.md ("Becoming cached")).
 	if k.Cfg.PrefixCaching {
-		for j := before / bs; (j+1)*bs <= target; j++ { // one division, not one per step
-			if !k.Pool.IsCached(r.Slots[j]) {
-				k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
-			}
+		from := before / bs
+		to := from
+		for (to+1)*bs <= target { // one division, not two (a runtime call under GOOS=js)
+			to++
+		}
+		if from < to {
+			k.Pool.FinalizeRun(r.Slots[from:to], r.Seq.IDs[from:to])
 		}
 	}
 	r.Computed = target
