@@ -254,9 +254,8 @@ func (d *decoder) kvCache(m *mapping, r *Role, e *Engine) KVCache {
 		hm = m.sub("host_offload", hostOffloadKeys...)
 		kv.HostOffload = d.hostOffload(hm)
 	}
-	// kvcr is read from kv_cache (where aisimulate's
-	// docs/replay/engine/kv-cache.md puts it) or from host_offload
-	// (docs/model/kvcr.md ("Constraints")), but not from both.
+	// kvcr is read from kv_cache (where aisimulate puts it) or from
+	// host_offload (docs/model/kvcr.md ("Constraints")), but not from both.
 	kvcrPath := ""
 	if hm != nil && hm.has("kvcr") {
 		hm.sub("kvcr")
@@ -391,9 +390,9 @@ func (d *decoder) hostOffload(m *mapping) *HostOffload {
 	return ho
 }
 
-// g3Offload reads g3_offload. Keys and defaults follow aisimulate's
-// G3OffloadConfig (python/aisimulate/src/aisimulate/config/engine.py and
-// docs/replay/engine/kv-cache.md): scope and num_g3_blocks are required.
+// g3Offload reads g3_offload (docs/model/config.md ("Storage tier and peer
+// fetch settings"), docs/model/g3.md; keys and defaults as aisimulate's
+// G3OffloadConfig has them): scope and num_g3_blocks are required.
 func (d *decoder) g3Offload(m *mapping) *G3Offload {
 	m.require("scope")
 	g := &G3Offload{Scope: m.str("scope", "")}

@@ -188,10 +188,9 @@ func (d *decoder) load(m *mapping, src Source) Load {
 	return l
 }
 
-// agentic decodes the agentic load controls. Their keys, defaults and
-// dependencies follow aisimulate's docs/replay/workloads.md (Traffic
-// Fields, Agentic Load Controls); only agentic_mooncake is an agentic
-// format here.
+// agentic decodes the agentic load controls (docs/model/agentic.md; keys,
+// defaults and dependencies as aisimulate's workloads documentation gives
+// them); only agentic_mooncake is an agentic format here.
 func (d *decoder) agentic(m *mapping, src Source, l *Load) {
 	for _, k := range m.keys {
 		if m.has(k) && slices.Contains(agenticKeys, k) && !Agentic(src.Format) {
@@ -265,8 +264,8 @@ func (d *decoder) stop(m *mapping, src Source, l Load) Stop {
 		n = m.int(count, 0, positiveInt)
 	case m.has(perUnit):
 		x := m.float(perUnit, 0, positiveNum)
-		// aisimulate resolves with Python's round(), which rounds half to
-		// even (docs/replay/workloads.md, Synthetic Load and Stop).
+		// Python's round(), as aisimulate resolves it: half to even
+		// (docs/model/config.md ("Traffic settings")).
 		r := max(1, math.RoundToEven(x*loadUnit(l)))
 		if r > maxResolvedCount {
 			m.fail(perUnit, "resolves to %g %s, more than %d", r, count, maxResolvedCount)

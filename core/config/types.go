@@ -94,7 +94,7 @@ type Load struct {
 
 	// Agentic controls (agentic_mooncake traces under trace_timestamps
 	// only; docs/model/agentic.md). The keys live in traffic.load, as in
-	// aisimulate's docs/replay/workloads.md "Agentic Load Controls".
+	// aisimulate.
 	AgenticLanes    int              // agentic_lanes; 0 = unset
 	AgenticSnapshot *AgenticSnapshot // agentic_snapshot; nil = unset
 	AgenticWarmup   bool             // agentic_warmup

@@ -10,8 +10,8 @@ import (
 	"github.com/kvsim/kvsim/core/vtime"
 )
 
-// Continuous agentic profiles (docs/model/agentic.md ("Profile")), after
-// aisimulate's docs/replay/agentic/continuous-profiles.md: from the
+// Continuous agentic profiles (docs/model/agentic.md ("Profile"), after
+// aisimulate's continuous profiles): from the
 // profile's start (the warmup barrier, or 0) until the admission deadline,
 // a lane whose play has ended takes the next play instance (trace.Instances:
 // the corpus in order, wrapping, each from its first request with its own

@@ -19,9 +19,13 @@ import (
 
 // benchTrace is docs/model/acceptance.md ("Case E: the benchmark")'s trace:
 // 10,000 sessions × 6 turns of the §A shape.
-func benchTrace(tb testing.TB) []byte {
+func benchTrace(tb testing.TB) []byte { return connectorsTrace(tb, 10000) }
+
+// connectorsTrace is the generated trace of sessions sessions × 6 turns of
+// the §A shape.
+func connectorsTrace(tb testing.TB, sessions int) []byte {
 	spec := trace.ConnectorsTraceDefault()
-	spec.Sessions = 10000
+	spec.Sessions = sessions
 	var b bytes.Buffer
 	if err := trace.WriteConnectorsTrace(&b, spec); err != nil {
 		tb.Fatal(err)

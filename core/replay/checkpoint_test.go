@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvsim/kvsim/core/internal/harness"
 	"github.com/kvsim/kvsim/core/record"
-	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -127,13 +126,8 @@ func TestWarmSpreadsTheSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := trace.ConnectorsTraceDefault()
-	spec.Sessions = 400
-	var tr bytes.Buffer
-	if err := trace.WriteConnectorsTrace(&tr, spec); err != nil {
-		t.Fatal(err)
-	}
-	job := Job{Name: "connectors.yaml", Config: data, Sets: benchSets, Traces: Traces{Inline: tr.Bytes()}, Workloads: NewWorkloads()}
+	tr := connectorsTrace(t, 400)
+	job := Job{Name: "connectors.yaml", Config: data, Sets: benchSets, Traces: Traces{Inline: tr}, Workloads: NewWorkloads()}
 	full, err := Run(job)
 	if err != nil {
 		t.Fatal(err)

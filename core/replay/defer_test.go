@@ -8,7 +8,6 @@ import (
 	"github.com/kvsim/kvsim/core/config"
 	"github.com/kvsim/kvsim/core/engine"
 	"github.com/kvsim/kvsim/core/record"
-	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -32,13 +31,8 @@ func TestDeferredCompletionsChangeNothing(t *testing.T) {
 		example{"g2-restore", "g2-restore.yaml", nil, open},
 		example{"g2-restore-pd", "g2-restore-pd.yaml", nil, open},
 		example{"agentic-g2", "agentic-g2.yaml", nil, open})
-	spec := trace.ConnectorsTraceDefault()
-	spec.Sessions = 120
-	var e300 bytes.Buffer
-	if err := trace.WriteConnectorsTrace(&e300, spec); err != nil {
-		t.Fatal(err)
-	}
-	openE120 := func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(e300.Bytes())), nil }
+	e120 := connectorsTrace(t, 120)
+	openE120 := func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(e120)), nil }
 	for _, c := range []string{"offloading_v0_24", "offloading_v0_32", "simple_cpu_v0_32"} {
 		cases = append(cases, example{"E120/" + c, "connectors.yaml", append(append([]string{}, benchSets...),
 			hostOffload+"={num_host_blocks: 512, connector: "+c+"}"), openE120})

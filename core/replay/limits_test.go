@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"errors"
 	"path/filepath"
 	"runtime"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/core/record"
-	"github.com/kvsim/kvsim/core/trace"
 	"github.com/kvsim/kvsim/traces"
 )
 
@@ -53,13 +51,8 @@ func TestMemoryEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := trace.ConnectorsTraceDefault()
-	spec.Sessions = 2000
-	var tr bytes.Buffer
-	if err := trace.WriteConnectorsTrace(&tr, spec); err != nil {
-		t.Fatal(err)
-	}
-	delta := Job{Name: "c", Config: conn, Sets: benchSets, Traces: Traces{Inline: tr.Bytes()}}
+	tr := connectorsTrace(t, 2000)
+	delta := Job{Name: "c", Config: conn, Sets: benchSets, Traces: Traces{Inline: tr}}
 	withG2 := delta
 	withG2.Sets = append(append([]string{}, benchSets...), hostOffload+"={num_host_blocks: 50000, connector: simple_cpu_v0_32}")
 	synth := Job{Name: "s", Config: []byte(syntheticConfig)}
