@@ -104,11 +104,20 @@ func (r *Registry) newStore(n int) *Transfer {
 	} else {
 		t = r.newTransfer()
 	}
-	keys, idx, slots, es := t.Keys[:0], t.Indices[:0], t.Slots[:0], t.Entries[:0]
-	if cap(keys) < n {
-		keys, idx, slots, es = r.idList(n)[:0], r.i32List(n), r.i32List(n), r.i32List(n)
+	// Field by field, not *t = Transfer{…}: a reused record keeps its lists'
+	// arrays, and a struct assignment rewrites every pointer in it, each
+	// through the collector's write barrier while it marks
+	// (docs/performance.md ("Pointer writes the collector sees")).
+	if cap(t.Keys) < n {
+		t.Keys, t.Indices, t.Slots, t.Entries = r.idList(n), r.i32List(n), r.i32List(n), r.i32List(n)
 	}
-	*t = Transfer{Kind: Store, Keys: keys[:n], Indices: idx, Slots: slots, Entries: es}
+	t.Keys = t.Keys[:n] // a reslice of itself writes no pointer
+	t.Indices = t.Indices[:0]
+	t.Slots = t.Slots[:0]
+	t.Entries = t.Entries[:0]
+	t.ID, t.Kind, t.Bytes, t.AtFinish = 0, Store, 0, false
+	t.PreparedAt, t.SubmitAt, t.Start, t.Deadline = 0, 0, 0, 0
+	t.submitted, t.physical, t.delivered = false, false, false
 	return t
 }
 

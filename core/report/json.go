@@ -23,13 +23,28 @@ func (o *obj) key(k string) {
 		o.b = append(o.b, ", "...)
 	}
 	o.first = false
-	o.b = strconv.AppendQuote(o.b, k)
+	o.b = appendQuoted(o.b, k)
 	o.b = append(o.b, ": "...)
+}
+
+// appendQuoted is strconv.AppendQuote(b, k). Printable ASCII without a
+// quote or backslash (every key, most values) comes out as it is, so it is
+// copied without AppendQuote's decoding rune by rune, which took a tenth
+// of a Mooncake run's requests.jsonl under wasm.
+func appendQuoted(b []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, k)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, k...)
+	return append(b, '"')
 }
 
 func (o *obj) str(k, v string) *obj {
 	o.key(k)
-	o.b = strconv.AppendQuote(o.b, v)
+	o.b = appendQuoted(o.b, v)
 	return o
 }
 

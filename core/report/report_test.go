@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -286,5 +287,16 @@ func TestRoutingFields(t *testing.T) {
 	s := string(SummaryJSON(Summary{Workers: []WorkerLoad{{Pool: "agg", Worker: 1, Requests: 2, Completed: 2, InputTokens: 8, Reused: 2}}}))
 	if want := `"workers": [{"pool": "agg", "worker": 1, "routed_requests": 2, "completed_requests": 2, "input_tokens": 8, "reused_input_tokens": 2, "prefix_cache_reused_ratio": 0.25}]`; !strings.Contains(s, want) {
 		t.Errorf("got %s\nwant it to contain %s", s, want)
+	}
+}
+
+// TestAppendQuoted: appendQuoted writes what strconv.AppendQuote writes,
+// for keys, plain values and every kind of byte its shortcut must refuse.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "request_12", "ttft_ms", "a b~", "say \"hi\"", `back\slash`, "tab\there",
+		"\x7f", "\x00", "é", "日本", "\xff", "line\n", "}{,:"} {
+		if got, want := string(appendQuoted([]byte("x"), s)), strconv.Quote(s); got != "x"+want {
+			t.Errorf("appendQuoted(%q) = %s, want %s", s, got[1:], want)
+		}
 	}
 }
