@@ -413,6 +413,9 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 		}
 	}
 	ids := r.Seq.IDs
+	// A room-limited store's keys are ids[first:first+n] unless gap, when
+	// at holds their block indices.
+	first, gap, at := -1, false, []int32(nil)
 	if !a.RoomLimited {
 		var res g2.StoreResult
 		blockings := tier.Blockings()
@@ -433,25 +436,39 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 			return
 		}
 	} else {
+		// The absent keys up to the room; nearly always consecutive, so
+		// the first pass only counts them, and a second one gathers them
+		// when a present key lies among them (nothing changed the tier in
+		// between).
 		room := tier.Room()
-		keys = a.scratch[:0]
-		a.scratchJ = a.scratchJ[:0]
 		cur := start
 		for ; cur < end; cur++ {
 			if tier.Lookup(ids[cur]) != g2.Absent {
+				gap = gap || first >= 0
 				continue
 			}
 			if room == 0 {
 				break
 			}
 			room--
-			keys = append(keys, ids[cur])
-			a.scratchJ = append(a.scratchJ, int32(cur))
+			if first < 0 {
+				first = cur
+			}
 		}
-		a.scratch = keys[:0]
 		a.moveCursor(r, cur, now)
-		if len(keys) == 0 {
+		if first < 0 {
 			return
+		}
+		keys = ids[first:cur]
+		if gap {
+			keys, at = a.scratch[:0], a.scratchJ[:0] // locals while they grow
+			for j := first; j < cur; j++ {
+				if tier.Lookup(ids[j]) == g2.Absent {
+					keys = append(keys, ids[j])
+					at = append(at, int32(j))
+				}
+			}
+			a.scratch, a.scratchJ = keys[:0], at
 		}
 		tier.PrepareUnprotected(keys)
 	}
@@ -463,15 +480,24 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 	n := len(keys)
 	t.Indices, t.Slots = t.Indices[:n], t.Slots[:n]
 	t.Entries = append(t.Entries, tier.Prepared()...)
-	if a.RoomLimited {
-		copy(t.Indices, a.scratchJ)
-	} else {
+	switch {
+	case !a.RoomLimited:
 		for i, p := range tier.MissingPositions()[:n] {
 			t.Indices[i] = int32(start) + p
 		}
+	case gap:
+		copy(t.Indices, at)
+	default:
+		for i := range t.Indices {
+			t.Indices[i] = int32(first + i)
+		}
 	}
-	for i, j := range t.Indices {
-		t.Slots[i] = r.Slots[j]
+	if k := int(t.Indices[0]); int(t.Indices[n-1])-k == n-1 {
+		copy(t.Slots, r.Slots[k:k+n]) // the usual case: consecutive blocks
+	} else {
+		for i, j := range t.Indices {
+			t.Slots[i] = r.Slots[j]
+		}
 	}
 	a.dom.reg.add(t)
 	if a.G1Sources == HoldUntilCopied {

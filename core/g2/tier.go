@@ -415,10 +415,13 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		t.freeEnt = append(t.freeEnt, e)
 		e = next
 	}
-	t.prepared = t.prepared[:0]
+	prep := t.prepared[:0]
 	for _, id := range missing[start:] {
-		t.addPending(t.newEntry(), id)
+		e := t.newEntry()
+		t.addPending(e, id)
+		prep = append(prep, e)
 	}
+	t.prepared = prep
 	return missing, Prepared
 }
 
@@ -464,22 +467,27 @@ func (t *Tier) Room() int { return t.NumFree() + t.NumEvictable() }
 // recently freed entry would give back the same one): under a full tier
 // every stored block takes this path.
 func (t *Tier) PrepareUnprotected(keys []identity.ID) {
-	t.prepared = t.prepared[:0]
+	prep := t.prepared[:0] // a local while it grows
 	for _, id := range keys {
+		var e int32
 		if t.NumFree() > 0 {
-			t.addPending(t.newEntry(), id)
-			continue
+			e = t.newEntry()
+		} else {
+			e = t.head
+			if t.policy != FreeQueue { // FreeQueue lists only evictable entries
+				for e != nilEntry && !t.evictable(e) {
+					e = t.entries[e].next
+				}
+			}
+			if e == nilEntry {
+				panic("g2: room-limited store without room")
+			}
+			t.evict(e)
 		}
-		e := t.head
-		for e != nilEntry && !t.evictable(e) {
-			e = t.entries[e].next
-		}
-		if e == nilEntry {
-			panic("g2: room-limited store without room")
-		}
-		t.evict(e)
 		t.addPending(e, id)
+		prep = append(prep, e)
 	}
+	t.prepared = prep
 }
 
 // Prepared is the entries the last PrepareProtected (when it answered
@@ -499,10 +507,9 @@ func (t *Tier) newEntry() int32 {
 	return int32(len(t.entries) - 1)
 }
 
-// addPending makes entry e, which is free, id's pending entry, and notes
-// it in Prepared.
+// addPending makes entry e, which is free, id's pending entry (the caller
+// notes it in Prepared).
 func (t *Tier) addPending(e int32, id identity.ID) {
-	t.prepared = append(t.prepared, e)
 	t.version++
 	t.blockings++
 	en := &t.entries[e]
@@ -563,6 +570,10 @@ func (t *Tier) CompleteStore(keys []identity.ID) {
 // Ranked keeps the place they got at preparation.
 func (t *Tier) Complete(es []int32) {
 	t.version++
+	if t.policy == FreeQueue && t.obs == nil {
+		t.completeQueued(es)
+		return
+	}
 	t.scratch = t.scratch[:0]
 	// FreeQueue lists the entries in block order as they complete; the
 	// other policies gather the cohort first (enterCohort).
@@ -592,6 +603,32 @@ func (t *Tier) Complete(es []int32) {
 			t.obs.EntryChanged(t.entries[e].id)
 		}
 	}
+}
+
+// completeQueued is Complete for FreeQueue without an observer, the path
+// of every block SimpleCPU stores: the list's tail and the entries are
+// locals, so a block costs its entry's writes and its predecessor's link.
+func (t *Tier) completeQueued(es []int32) {
+	entries, tail := t.entries, t.tail
+	for _, e := range es {
+		en := &entries[e]
+		if !en.pending {
+			panic("g2: completing a store that is not pending")
+		}
+		en.pending = false
+		if en.pins == 0 && !en.inList { // link, inlined
+			en.prev, en.next, en.inList = tail, nilEntry, true
+			if tail != nilEntry {
+				entries[tail].next = e
+			} else {
+				t.head = e
+			}
+			tail = e
+		}
+	}
+	t.tail = tail
+	t.resident += len(es)
+	t.nEvict += len(es)
 }
 
 // enterCohort appends to the eviction order the entries in t.scratch (in

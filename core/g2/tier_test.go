@@ -483,14 +483,17 @@ func (m *moveLog) Listed(id identity.ID, in bool) {
 
 // TestComplete_PreparedEntriesMatchKeys drives two tiers through the same
 // random stores, pins and unpins under each policy: one completes its
-// stores by the entries Prepared returned (as connectors do), the other by
-// their keys. Prepared must name one pending entry per key made pending,
+// stores by the entries Prepared returned (as connectors do), the other,
+// observed, by their keys. Prepared must name one pending entry per key made pending,
 // and the two tiers must keep the same contents and eviction order.
 func TestComplete_PreparedEntriesMatchKeys(t *testing.T) {
 	for _, policy := range []g2.Policy{g2.CohortLRU, g2.Ranked, g2.FreeQueue} {
 		t.Run(policy.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, uint64(policy)))
 			byEntry, byKey := g2.NewTier(10, policy), g2.NewTier(10, policy)
+			// An observer takes byKey down the general paths, where
+			// byEntry, unobserved, takes FreeQueue's own (completeQueued).
+			byKey.SetObserver(&moveLog{})
 			type store struct {
 				keys    ids
 				entries []int32
