@@ -22,7 +22,6 @@ type Map[V any] struct {
 	dir   []int32 // page number + 1 by key/pageKeys; 0: no page
 	pages []page[V]
 	free  []int32 // page numbers no key uses
-	n     int
 }
 
 // pageKeys is the number of consecutive identities one page holds.
@@ -44,8 +43,17 @@ func (m *Map[V]) Reserve(n int) {
 	}
 }
 
-// Len is the number of keys m holds.
-func (m *Map[V]) Len() int { return m.n }
+// Len is the number of keys m holds, counted (tests and checks ask; a
+// count kept up to date cost Delete and Upsert their inlining).
+func (m *Map[V]) Len() int {
+	n := 0
+	for _, p := range m.dir {
+		if p != 0 {
+			n += bits.OnesCount64(m.pages[p-1].used)
+		}
+	}
+	return n
+}
 
 // Pages is the number of pages in use (each pageKeys values and a word).
 func (m *Map[V]) Pages() int { return len(m.pages) - len(m.free) }
@@ -70,12 +78,20 @@ func (m *Map[V]) find(k int32) (*page[V], uint64) {
 }
 
 // Get returns k's value and whether m holds k (never for a negative k).
-func (m *Map[V]) Get(k int32) (V, bool) {
-	if pg, bit := m.find(k); pg != nil && pg.used&bit != 0 {
-		return pg.vals[uint32(k)%pageKeys], true
+// Get and Delete stay within the compiler's inlining budget, so they
+// inline without a profile too (sim.wasm, where a call costs most): each
+// reads the page's number once, Delete's rare path is a call, and the map
+// keeps no count of its keys (Len counts them).
+func (m *Map[V]) Get(k int32) (v V, ok bool) {
+	u := uint32(k)
+	if d := uint(u / pageKeys); d < uint(len(m.dir)) {
+		if p := m.dir[d]; p != 0 {
+			if pg := &m.pages[p-1]; pg.used&(1<<(u%pageKeys)) != 0 {
+				return pg.vals[u%pageKeys], true
+			}
+		}
 	}
-	var zero V
-	return zero, false
+	return v, false
 }
 
 // Set gives k (nonnegative) the value v.
@@ -97,7 +113,6 @@ func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
 		return &pg.vals[i], true
 	}
 	pg.used |= bit
-	m.n++
 	var zero V
 	pg.vals[i] = zero // Delete leaves a value behind
 	return &pg.vals[i], false
@@ -120,21 +135,25 @@ func (m *Map[V]) newPage(k int32) *page[V] {
 	return &m.pages[p]
 }
 
-// Delete removes k (nothing when m does not hold it).
+// Delete removes k (nothing when m does not hold it). The value stays
+// (Upsert zeroes it when k returns): Delete writes only the page's word,
+// not the value's cache line.
 func (m *Map[V]) Delete(k int32) {
-	pg, bit := m.find(k)
-	if pg == nil || pg.used&bit == 0 {
-		return
+	u := uint(uint32(k))
+	if d := u / pageKeys; d < uint(len(m.dir)) {
+		if p := m.dir[d]; p != 0 {
+			pg := &m.pages[p-1]
+			if pg.used &^= 1 << (u % pageKeys); pg.used == 0 {
+				m.freePage(d, p)
+			}
+		}
 	}
-	// The value stays (Upsert zeroes it when k returns): Delete writes only
-	// the page's word, not the value's cache line.
-	pg.used &^= bit
-	m.n--
-	if pg.used == 0 {
-		d := uint32(k) / pageKeys
-		m.free = append(m.free, m.dir[d]-1)
-		m.dir[d] = 0
-	}
+}
+
+// freePage gives back page p-1, directory entry d, which holds no key now.
+func (m *Map[V]) freePage(d uint, p int32) {
+	m.free = append(m.free, p-1)
+	m.dir[d] = 0
 }
 
 // Range calls f for every key and value, in increasing key order.
@@ -154,5 +173,5 @@ func (m *Map[V]) Range(f func(k int32, v V)) {
 // Clone returns an independent copy of m.
 func (m *Map[V]) Clone() Map[V] {
 	return Map[V]{dir: append([]int32(nil), m.dir...), pages: append([]page[V](nil), m.pages...),
-		free: append([]int32(nil), m.free...), n: m.n}
+		free: append([]int32(nil), m.free...)}
 }
