@@ -436,29 +436,16 @@ func (a *Adapter) store(r *request.Request, computed int, now vtime.Time, atFini
 			return
 		}
 	} else {
-		// The absent keys up to the room; nearly always consecutive, so
-		// the first pass only counts them, and a second one gathers them
-		// when a present key lies among them (nothing changed the tier in
-		// between).
-		room := tier.Room()
-		cur := start
-		for ; cur < end; cur++ {
-			if tier.Lookup(ids[cur]) != g2.Absent {
-				gap = gap || first >= 0
-				continue
-			}
-			if room == 0 {
-				break
-			}
-			room--
-			if first < 0 {
-				first = cur
-			}
-		}
+		// The absent keys up to the room: nearly always consecutive, so
+		// the scan only counts them, and a second pass gathers them when
+		// a present key lies among them (nothing changed the tier since).
+		n, f, g := tier.ScanAbsent(ids[start:end], tier.Room())
+		cur := start + n
 		a.moveCursor(r, cur, now)
-		if first < 0 {
+		if f < 0 {
 			return
 		}
+		first, gap = start+f, g
 		keys = ids[first:cur]
 		if gap {
 			keys, at = a.scratch[:0], a.scratchJ[:0] // locals while they grow

@@ -173,6 +173,31 @@ func (t *Tier) Lookup(id identity.ID) State {
 	return Resident
 }
 
+// ScanAbsent scans keys for a room-limited store: it takes the absent
+// keys in order, up to room of them, and returns the index past the last
+// key it scanned (every key before it is present or taken), the index of
+// the first key taken (-1: none) and whether a present key lies after it
+// among those scanned (the keys taken are then not consecutive). One call
+// a store: a call a key cost more than the lookup where calls are dear
+// (sim.wasm, whose build inlines no Lookup).
+func (t *Tier) ScanAbsent(keys []identity.ID, room int) (end, first int, gap bool) {
+	first = -1
+	for i, id := range keys {
+		if _, ok := t.index.Get(int32(id)); ok { // identity.None is absent too
+			gap = gap || first >= 0
+			continue
+		}
+		if room == 0 {
+			return i, first, gap
+		}
+		room--
+		if first < 0 {
+			first = i
+		}
+	}
+	return len(keys), first, gap
+}
+
 // Pins returns the pin count of id (0 when absent).
 func (t *Tier) Pins(id identity.ID) int32 {
 	if e := t.find(id); e != nilEntry {

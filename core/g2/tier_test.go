@@ -559,3 +559,42 @@ func TestComplete_PreparedEntriesMatchKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestScanAbsent compares ScanAbsent with the scan a room-limited store
+// would make key by key with Lookup, over random tiers, key lists and
+// rooms.
+func TestScanAbsent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 5))
+	for round := 0; round < 2000; round++ {
+		tr := g2.NewTier(16, g2.FreeQueue)
+		for id := identity.ID(0); id < 40; id++ {
+			if rng.IntN(3) == 0 && tr.NumFree() > 0 {
+				stored(t, tr, id)
+			}
+		}
+		var keys ids
+		for range rng.IntN(12) {
+			keys = append(keys, identity.ID(rng.IntN(44)))
+		}
+		room := rng.IntN(6)
+		wantEnd, wantFirst, wantGap, left := len(keys), -1, false, room
+		for i, id := range keys {
+			if tr.Lookup(id) != g2.Absent {
+				wantGap = wantGap || wantFirst >= 0
+				continue
+			}
+			if left == 0 {
+				wantEnd = i
+				break
+			}
+			left--
+			if wantFirst < 0 {
+				wantFirst = i
+			}
+		}
+		end, first, gap := tr.ScanAbsent(keys, room)
+		if end != wantEnd || first != wantFirst || gap != wantGap {
+			t.Fatalf("round %d: ScanAbsent(%v, %d) = %d, %d, %v; want %d, %d, %v", round, keys, room, end, first, gap, wantEnd, wantFirst, wantGap)
+		}
+	}
+}
