@@ -555,6 +555,9 @@ func TestComplete_PreparedEntriesMatchKeys(t *testing.T) {
 				if a, b := byEntry.Entries(nil), byKey.Entries(nil); !slices.Equal(a, b) {
 					t.Fatalf("step %d: entries %v by entry, %v by key", step, a, b)
 				}
+				if a, b := counters(byEntry), counters(byKey); a != b {
+					t.Fatalf("step %d: counters %+v by entry, %+v by key", step, a, b)
+				}
 			}
 		})
 	}
@@ -597,4 +600,19 @@ func TestScanAbsent(t *testing.T) {
 			t.Fatalf("round %d: ScanAbsent(%v, %d) = %d, %d, %v; want %d, %d, %v", round, keys, room, end, first, gap, wantEnd, wantFirst, wantGap)
 		}
 	}
+}
+
+// tierCounters are a tier's counters and the entries' creation order.
+type tierCounters struct {
+	used, resident, evictable int
+	evictions                 int64
+	version, blockings, added uint64
+	order                     string
+}
+
+func counters(tr *g2.Tier) tierCounters {
+	c := tierCounters{used: tr.Used(), resident: tr.NumResident(), evictable: tr.NumEvictable(),
+		evictions: tr.Evictions, version: tr.Version(), blockings: tr.Blockings()}
+	c.added = tr.Walk(func(e g2.EntryState) { c.order += fmt.Sprintf("%d@%d ", e.ID, e.Added) })
+	return c
 }
