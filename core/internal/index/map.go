@@ -118,6 +118,23 @@ func (m *Map[V]) Upsert(k int32) (v *V, found bool) {
 	return &pg.vals[i], false
 }
 
+// SetAll gives keys[i] the value vals[i] (nonnegative keys, vals at least
+// as long): Set for each, with no call a key but for a page to create.
+func SetAll[K ~int32, V any](m *Map[V], keys []K, vals []V) {
+	vals = vals[:len(keys)]
+	for i, k := range keys {
+		u := uint(uint32(k))
+		var pg *page[V]
+		if d := u / pageKeys; d < uint(len(m.dir)) && m.dir[d] != 0 {
+			pg = &m.pages[m.dir[d]-1]
+		} else {
+			pg = m.newPage(int32(k))
+		}
+		pg.used |= 1 << (u % pageKeys)
+		pg.vals[u%pageKeys] = vals[i]
+	}
+}
+
 // newPage gives k's page a page, reusing a free one, and returns it.
 func (m *Map[V]) newPage(k int32) *page[V] {
 	d := int(k / pageKeys)

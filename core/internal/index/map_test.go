@@ -129,3 +129,36 @@ func TestMapUpsertEqualsGetSet(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAll: SetAll leaves a map as Set key by key does, pages created
+// and reused included.
+func TestSetAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	var a, b Map[int32]
+	for step := range 3000 {
+		var keys []int32
+		for range rng.IntN(6) {
+			keys = append(keys, int32(rng.IntN(2000)))
+		}
+		vals := make([]int32, len(keys)+rng.IntN(2))
+		for i := range vals {
+			vals[i] = int32(rng.IntN(1000))
+		}
+		for i, k := range keys {
+			a.Set(k, vals[i])
+		}
+		SetAll(&b, keys, vals)
+		for range rng.IntN(8) {
+			k := int32(rng.IntN(2000))
+			a.Delete(k)
+			b.Delete(k)
+		}
+		var ka, kb []int32
+		var va, vb []int32
+		a.Range(func(k, v int32) { ka, va = append(ka, k), append(va, v) })
+		b.Range(func(k, v int32) { kb, vb = append(kb, k), append(vb, v) })
+		if !slices.Equal(ka, kb) || !slices.Equal(va, vb) || a.Len() != b.Len() || a.Pages() != b.Pages() {
+			t.Fatalf("step %d: Set gives %v=%v (%d pages), SetAll %v=%v (%d pages)", step, ka, va, a.Pages(), kb, vb, b.Pages())
+		}
+	}
+}
