@@ -115,6 +115,9 @@ type Pool struct {
 	// newest (last) copy; its size follows the pool's cached copies, not the
 	// run's identities.
 	copies index.Map[copyRange]
+	// newIDs and newCopies are FinalizeRun's first copies (scratch).
+	newIDs    []identity.ID
+	newCopies []copyRange
 	// dups links the copies of identities with more than one (slot.dup);
 	// nil until the first second copy.
 	dups []dupLinks
@@ -555,15 +558,34 @@ func (p *Pool) Finalize(s int32, id identity.ID) {
 // completed (docs/model/g1.md ("Becoming cached")), in one call.
 func (p *Pool) FinalizeRun(slots []int32, ids []identity.ID) {
 	ids = ids[:len(slots)]
+	if p.obs != nil { // one by one: the observer sees every change
+		for j, s := range slots {
+			if sl := &p.slots[s]; sl.state != Cached {
+				sl.state, sl.reserved, sl.id, sl.ref = Cached, false, ids[j], 1
+				p.index(s)
+				p.observe(s)
+			}
+		}
+		return
+	}
+	// A run's identities are distinct, so the first copies can enter the
+	// index together at the end (index.SetAll), with no call a block.
+	newIDs, newCopies := p.newIDs[:0], p.newCopies[:0]
 	for j, s := range slots {
 		sl := &p.slots[s]
 		if sl.state == Cached {
 			continue
 		}
-		sl.state, sl.reserved, sl.id, sl.ref = Cached, false, ids[j], 1
-		p.index(s)
-		p.changed(s)
+		id := ids[j]
+		sl.state, sl.reserved, sl.id, sl.ref = Cached, false, id, 1
+		if c := p.copies.Ptr(int32(id)); c != nil {
+			p.linkCopy(s, c)
+		} else {
+			newIDs, newCopies = append(newIDs, id), append(newCopies, copyRange{s, s})
+		}
 	}
+	index.SetAll(&p.copies, newIDs, newCopies)
+	p.newIDs, p.newCopies = newIDs, newCopies
 }
 
 // Dep returns the pending store that still reads slot s (0 = none).
@@ -756,28 +778,32 @@ func (p *Pool) roomInQueue() {
 }
 
 func (p *Pool) index(s int32) {
-	sl := &p.slots[s]
-	c, ok := p.copies.Upsert(int32(sl.id))
+	c, ok := p.copies.Upsert(int32(p.slots[s].id))
 	if ok {
-		// A second copy: link it after the newest.
-		if p.dups == nil {
-			p.dups = make([]dupLinks, len(p.slots)) // a slot's entry is written when it is linked
-		}
-		last := &p.slots[c.last]
-		if !last.dup {
-			last.dup = true
-			p.dups[c.last] = dupLinks{nilSlot, nilSlot}
-			if last.queued { // its queue entry says so too
-				e := &p.q[last.qpos-p.qBase]
-				e.id = ^e.id
-			}
-		}
-		p.dups[c.last].next = s
-		p.dups[s] = dupLinks{c.last, nilSlot}
-		sl.dup = true
-	} else {
-		c.first = s
+		p.linkCopy(s, c)
+		return
 	}
+	c.first, c.last = s, s
+}
+
+// linkCopy links slot s, another copy of an identity whose copies are c,
+// after the newest.
+func (p *Pool) linkCopy(s int32, c *copyRange) {
+	if p.dups == nil {
+		p.dups = make([]dupLinks, len(p.slots)) // a slot's entry is written when it is linked
+	}
+	last := &p.slots[c.last]
+	if !last.dup {
+		last.dup = true
+		p.dups[c.last] = dupLinks{nilSlot, nilSlot}
+		if last.queued { // its queue entry says so too
+			e := &p.q[last.qpos-p.qBase]
+			e.id = ^e.id
+		}
+	}
+	p.dups[c.last].next = s
+	p.dups[s] = dupLinks{c.last, nilSlot}
+	p.slots[s].dup = true
 	c.last = s
 }
 

@@ -94,6 +94,20 @@ func (m *Map[V]) Get(k int32) (v V, ok bool) {
 	return v, false
 }
 
+// Ptr returns a pointer to k's value, nil when m does not hold k; valid
+// until m's next change. Like Get, it inlines.
+func (m *Map[V]) Ptr(k int32) *V {
+	u := uint(uint32(k))
+	if d := u / pageKeys; d < uint(len(m.dir)) {
+		if p := m.dir[d]; p != 0 {
+			if pg := &m.pages[p-1]; pg.used&(1<<(u%pageKeys)) != 0 {
+				return &pg.vals[u%pageKeys]
+			}
+		}
+	}
+	return nil
+}
+
 // Set gives k (nonnegative) the value v.
 func (m *Map[V]) Set(k int32, v V) {
 	p, _ := m.Upsert(k)
