@@ -16,6 +16,7 @@ package g1
 import (
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/internal/index"
+	"slices"
 )
 
 // Slot states.
@@ -379,6 +380,9 @@ func (p *Pool) Release(s int32) { p.ReleaseAll([]int32{s}) }
 // request releases some 750 blocks). Release is ReleaseAll of one slot.
 func (p *Pool) ReleaseAll(slots []int32) {
 	q := p.q
+	if cap(q)-len(q) < len(slots) {
+		q = p.roomForAll(q, len(slots))
+	}
 	for j := len(slots) - 1; j >= 0; j-- {
 		s := slots[j]
 		sl := &p.slots[s]
@@ -391,7 +395,7 @@ func (p *Pool) ReleaseAll(slots []int32) {
 			panic("g1: use count below zero")
 		}
 		if sl.ref == 0 && sl.pin == 0 && sl.hold == 0 {
-			q = p.enqueue(q, s)
+			q = p.push(q, s)
 		}
 		if p.obs != nil { // an observer sees the pool as it is at every change
 			p.q = q
@@ -716,6 +720,13 @@ func (p *Pool) enqueue(q []qent, s int32) []qent {
 	if len(q) == cap(q) {
 		q = p.roomFor(q)
 	}
+	return p.push(q, s)
+}
+
+// push is enqueue on a q with room for the entry: small enough to inline,
+// so a loop that made room for all its pushes first (ReleaseAll) makes no
+// call a block.
+func (p *Pool) push(q []qent, s int32) []qent {
 	sl := &p.slots[s]
 	id := sl.id
 	if sl.dup {
@@ -741,6 +752,17 @@ func (p *Pool) roomFor(q []qent) []qent {
 	p.q = q
 	p.roomInQueue()
 	return p.q
+}
+
+// roomForAll is roomFor for n more entries (ReleaseAll's, before its
+// loop): roomInQueue's squeeze or shift when due (each resets what made it
+// due, so asking before the array is full adds no work), then as much
+// growth as the n need: at most a request's blocks beyond roomInQueue's
+// bound on the capacity.
+func (p *Pool) roomForAll(q []qent, n int) []qent {
+	p.q = q
+	p.roomInQueue()
+	return slices.Grow(p.q, n)
 }
 
 // roomInQueue is enqueue's, when the queue's array is full: it drops the
