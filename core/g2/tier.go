@@ -155,10 +155,7 @@ func (t *Tier) NumResident() int { return t.resident }
 func (t *Tier) NumFree() int { return t.capacity - t.n }
 
 func (t *Tier) find(id identity.ID) int32 {
-	if e, ok := t.index.Get(int32(id)); ok { // identity.None is absent too
-		return e
-	}
-	return nilEntry
+	return t.index.GetOr(int32(id), nilEntry) // identity.None is absent too
 }
 
 // Lookup returns id's state.
