@@ -419,13 +419,14 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	if need == 0 {
 		return missing, AlreadyPresent
 	}
-	t.missPos = t.missPos[:0]
+	pos := t.missPos[:0] // a local while it grows
 	for i, id := range keys {
 		if t.find(id) == nilEntry {
 			missing = append(missing, id)
-			t.missPos = append(t.missPos, int32(i))
+			pos = append(pos, int32(i))
 		}
 	}
+	t.missPos = pos
 	for victims, e := need-t.NumFree(), t.head; victims > 0; victims-- {
 		for !t.evictable(e) || t.entries[e].mark == t.epoch {
 			if e = t.entries[e].next; e == nilEntry {
@@ -438,10 +439,19 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		e = next
 	}
 	prep := t.prepared[:0]
-	for _, id := range missing[start:] {
-		e := t.newEntry()
-		t.addPending(e, id)
-		prep = append(prep, e)
+	if t.policy == Ranked || t.obs != nil { // each joins the list, or is observed, at once
+		for _, id := range missing[start:] {
+			e := t.newEntry()
+			t.addPending(e, id)
+			prep = append(prep, e)
+		}
+	} else {
+		for _, id := range missing[start:] {
+			e := t.newEntry()
+			t.fill(e, id)
+			prep = append(prep, e)
+		}
+		index.SetAll(&t.index, missing[start:], prep) // distinct keys, all absent
 	}
 	t.prepared = prep
 	return missing, Prepared
@@ -546,17 +556,23 @@ func (t *Tier) prepareQueued(keys []identity.ID, prep []int32) []int32 {
 			t.Evictions++
 			t.version++
 		}
-		en := &t.entries[e] // addPending
-		en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
-		en.pending, en.inList, en.added = true, false, t.addSeq
-		t.addSeq++
-		t.n++
-		t.version++
-		t.blockings++
+		t.fill(e, id)
 		prep = append(prep, e)
 	}
 	index.SetAll(&t.index, keys, prep)
 	return prep
+}
+
+// fill makes free entry e id's pending entry: addPending but the index
+// and the list (small enough to inline in the loops that fill many).
+func (t *Tier) fill(e int32, id identity.ID) {
+	en := &t.entries[e]
+	en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
+	en.pending, en.inList, en.added = true, false, t.addSeq
+	t.addSeq++
+	t.n++
+	t.version++
+	t.blockings++
 }
 
 // Prepared is the entries the last PrepareProtected (when it answered
@@ -579,14 +595,8 @@ func (t *Tier) newEntry() int32 {
 // addPending makes entry e, which is free, id's pending entry (the caller
 // notes it in Prepared).
 func (t *Tier) addPending(e int32, id identity.ID) {
-	t.version++
-	t.blockings++
-	en := &t.entries[e]
-	en.id, en.pins, en.prev, en.next, en.mark = id, 0, nilEntry, nilEntry, 0
-	en.pending, en.inList, en.added = true, false, t.addSeq
-	t.addSeq++
+	t.fill(e, id)
 	t.index.Set(int32(id), e)
-	t.n++
 	if t.policy == Ranked {
 		// Rank at store: the new key takes the most-recent place now.
 		t.pushTail(e)
