@@ -140,10 +140,7 @@ func TestTable_PagesAndOriginRuns(t *testing.T) {
 func TestSequence_RunsEqualTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 5))
 	for round := range 300 {
-		bs := 1 + rng.IntN(20)
-		if round%3 == 0 {
-			bs = 16
-		}
+		bs := blockSize(rng, round, 3)
 		ta, tb := identity.NewTable(4), identity.NewTable(4)
 		alphabet := 1 + rng.IntN(6)
 		for req := range int32(1 + rng.IntN(8)) {
@@ -179,6 +176,15 @@ func TestSequence_RunsEqualTokens(t *testing.T) {
 	}
 }
 
+// blockSize is a random test's block size for round: 16 (the engine's)
+// every nth round, else 1 to 20, sizes that do and do not divide runs.
+func blockSize(rng *rand.Rand, round, nth int) int {
+	if round%nth == 0 {
+		return 16
+	}
+	return 1 + rng.IntN(20)
+}
+
 // sameIdentities fails unless tables a and b hold the same identities,
 // born at the same origins, with the same hashes when hashes is set.
 func sameIdentities(t *testing.T, round int, a, b *identity.Table, hashes bool) {
@@ -203,10 +209,7 @@ func TestSequence_FreshNumbersAsLookupsWould(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 21))
 	fresh := 0
 	for round := range 200 {
-		bs := 1 + rng.IntN(20)
-		if round%2 == 0 {
-			bs = 16
-		}
+		bs := blockSize(rng, round, 2)
 		looked, numbered := identity.NewTable(4), identity.NewTable(4)
 		n := 1 + rng.IntN(6)
 		as, bs2 := make([]identity.Sequence, n), make([]identity.Sequence, n)

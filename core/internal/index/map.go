@@ -81,7 +81,11 @@ func (m *Map[V]) find(k int32) (*page[V], uint64) {
 // Get and Delete stay within the compiler's inlining budget, so they
 // inline without a profile too (sim.wasm, where a call costs most): each
 // reads the page's number once, Delete's rare path is a call, and the map
-// keeps no count of its keys (Len counts them).
+// keeps no count of its keys (Len counts them). Get, GetOr and Ptr each
+// spell the lookup out: written as calls of Ptr, they no longer inline
+// into their callers (the offloading_v0_24 Mooncake run went from 10.905
+// to 12.628 G instructions, docs/performance.md ("Calls a block taken
+// out")).
 func (m *Map[V]) Get(k int32) (v V, ok bool) {
 	u := uint32(k)
 	if d := uint(u / pageKeys); d < uint(len(m.dir)) {
