@@ -177,7 +177,7 @@ type Engine struct {
 	stopped     bool // Options.Stop ended the run
 	instants    int  // instants processed (yieldEvery)
 	now         vtime.Time
-	nextOut     uint32
+	tokens      scheduler.Generated // the ranks' fresh output token ids
 	done        int
 
 	CommittedPrefill int64
@@ -255,7 +255,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	e := &Engine{cfg: cfg, wl: wl, opts: opts, bs: roles[0].KVCache.BlockSize, cuts: cuts, keep: -1,
 		pd:     cfg.Engine.Mode == config.ModeDisaggregated,
-		cutoff: vtime.Never, nextOut: trace.GeneratedTokenBase, lastReport: -1}
+		cutoff: vtime.Never, tokens: scheduler.Generated{Next: trace.GeneratedTokenBase}, lastReport: -1}
 	if cfg.Traffic.Stop.HasMaxVirtualTime {
 		e.cutoff = cfg.Traffic.Stop.MaxVirtualTimeMs
 	}
@@ -546,7 +546,7 @@ func (e *Engine) buildRole(role *config.Role, name string, kind scheduler.Role) 
 		}
 		for d := 0; d < role.Parallelism.AttentionData; d++ {
 			rk := &Rank{Worker: wk.index, DP: d, Index: len(e.ranks), Role: name,
-				Rank: scheduler.New(wsc, e.ids, e)}
+				Rank: scheduler.New(wsc, e.ids, &e.tokens)}
 			if owned {
 				rk.Pool.SizeIndex(e.blockEstimate)
 			}
@@ -593,19 +593,6 @@ func (e *Engine) SharedDomains() []*connector.Domain { return e.shared }
 
 // Now is the virtual time reached.
 func (e *Engine) Now() vtime.Time { return e.now }
-
-// NextOutputToken hands out generated token ids (scheduler.TokenSource):
-// planned ids when the trace gives them, otherwise fresh ids above every
-// content id, each handed out once, so generated content never collides
-// with anything (fresh is true: identity.Sequence.AppendFresh).
-func (e *Engine) NextOutputToken(r *request.Request) (tok uint32, fresh bool) {
-	if r.OutputIDs != nil {
-		return r.OutputIDs[r.Output], false
-	}
-	t := e.nextOut
-	e.nextOut++
-	return t, true
-}
 
 // Run replays the workload to the end (or the soft cutoff).
 func (e *Engine) Run() error {

@@ -502,6 +502,22 @@ func (s *Sequence) AppendToken(t *Table, x uint32, blockSize int, req int32) {
 	s.AppendRun(t, x, 1, blockSize, req)
 }
 
+// AppendCheap appends x, when it completes no block, and reports whether
+// it did; else the caller appends it with AppendToken or AppendFresh (x is
+// fresh: AppendFresh's kind of token), which intern the block it completes.
+// It inlines into the decode loop, which appends a token a request a pass
+// and completes a block in one in blockSize.
+func (s *Sequence) AppendCheap(x uint32, blockSize int, fresh bool) bool {
+	n := len(s.tail)
+	if n+1 >= blockSize || n >= cap(s.tail) {
+		return false
+	}
+	s.tail = s.tail[:n+1] // the slice's pointer is not written again
+	s.tail[n] = x
+	s.fresh = s.fresh || fresh
+	return true
+}
+
 // AppendFresh appends x, a token no other sequence holds or will ever
 // hold (one the engine generated, trace.GeneratedTokenBase on, each used
 // once). The block holding it, and every block after it in this

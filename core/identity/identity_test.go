@@ -165,7 +165,9 @@ func TestSequence_RunsEqualTokens(t *testing.T) {
 					x := 1<<31 + uint32(rng.IntN(3))
 					toks = append(toks, x)
 					a.Extend(ta, toks, bs, req)
-					b.AppendToken(tb, x, bs, req)
+					if rng.IntN(2) == 0 || !b.AppendCheap(x, bs, false) { // the decode loop's way, half the time
+						b.AppendToken(tb, x, bs, req)
+					}
 				}
 				if !slices.Equal(a.IDs, b.IDs) {
 					t.Fatalf("round %d (block size %d) request %d: token path %v, run path %v", round, bs, req, a.IDs, b.IDs)
@@ -226,7 +228,9 @@ func TestSequence_FreshNumbersAsLookupsWould(t *testing.T) {
 			} else {
 				for range 1 + rng.IntN(2*bs) {
 					a.AppendToken(looked, next, bs, int32(req))
-					b.AppendFresh(numbered, next, bs, int32(req))
+					if rng.IntN(2) == 0 || !b.AppendCheap(next, bs, true) { // the decode loop's way, half the time
+						b.AppendFresh(numbered, next, bs, int32(req))
+					}
 					next++
 				}
 				fresh++

@@ -20,6 +20,7 @@ func (k *Rank) Cancel(r *request.Request, now vtime.Time) bool {
 	default:
 		return false
 	}
+	k.runningChanged()
 	if k.Host != nil {
 		k.Host.Cancel(r, now)
 	}

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"math"
+
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -20,6 +22,12 @@ import (
 // time of that decode batch, from the connector's compute start) and emit
 // one token per request (interning the identity of a block the token
 // completes).
+//
+// The requests' part of the answer is worked out once for a running list
+// and then counted down (pureLeft): a decode step moves every running
+// request one token on and changes nothing else the answer reads, so
+// within a run of decode steps only the rank's queues and G1 room are
+// looked at again.
 func (k *Rank) DecodeNext() bool {
 	c := &k.Cfg
 	if c.Role != Aggregated || (c.Timing == nil && !(c.DecodeMs > 0)) {
@@ -29,22 +37,60 @@ func (k *Rank) DecodeNext() bool {
 	if n == 0 || n > c.MaxBatchedTokens || k.waiting.len() > 0 || len(k.connWaiting) > 0 || k.awake > 0 {
 		return false
 	}
-	bs := c.BlockSize
-	need := 0
+	if !k.pureKnown {
+		if !k.countPure() {
+			return false
+		}
+	} else if k.pureLeft < 1 {
+		return false
+	}
+	// A decode step allocates at most one block a request; the exact need
+	// is counted only when the room is short of that.
+	return k.Pool.CanAlloc(n) || k.Pool.CanAlloc(k.decodeNeed())
+}
+
+// countPure is DecodeNext's test of each running request: it reports
+// whether every one has a decode step next that does not finish it, and
+// records in pureLeft how many decode steps in a row that stays so.
+func (k *Rank) countPure() bool {
+	c := &k.Cfg
+	left := math.MaxInt
 	for _, r := range k.running {
 		l := r.Len()
-		switch {
-		case r.Output < 1 || r.Computed != l-1 || r.Materialized:
+		if r.Output < 1 || r.Computed != l-1 || r.Materialized {
 			return false // not a decode step: prefill work left, or the prompt's last token
-		case r.Output+1 >= r.MaxOutput || (c.ContextLength > 0 && l+1 >= c.ContextLength):
-			return false // the step finishes the request
-		case l > len(r.Slots)*bs:
+		}
+		// The step finishes r when r.Output+1 reaches MaxOutput, or l+1
+		// the context length; each step adds one to both.
+		left = min(left, r.MaxOutput-1-r.Output)
+		if c.ContextLength > 0 {
+			left = min(left, c.ContextLength-1-l)
+		}
+	}
+	k.pureKnown, k.pureLeft = true, left
+	return left >= 1
+}
+
+// decodeNeed is the number of G1 blocks the next decode step allocates:
+// one for each running request whose next token starts a block.
+func (k *Rank) decodeNeed() int {
+	bs := k.Cfg.BlockSize
+	need := 0
+	for _, r := range k.running {
+		if l := r.Len(); l > len(r.Slots)*bs {
 			need += (l+bs-1)/bs - len(r.Slots)
 		}
 	}
 	// Allocation takes free slots, then idle cached ones; finalizing a
 	// block changes neither count, so room for the sum is room for each.
-	return k.Pool.CanAlloc(need)
+	return need
+}
+
+// runningChanged forgets what DecodeNext and DecodeStep keep about the
+// running list; every change to the list or its requests outside a
+// decode step calls it (Pass, Cancel).
+func (k *Rank) runningChanged() {
+	k.pureKnown, k.decodeRun = false, false
 }
 
 // DecodeStep runs, at now, the pass DecodeNext has just found to be a pure
@@ -53,11 +99,15 @@ func (k *Rank) DecodeNext() bool {
 // (a modelled timing: the time timeModelled gives the same batch) and
 // every running request emits one token. It returns the pass result,
 // as Pass does.
+//
+// After a decode step the pass result lists every running request as
+// scheduled and emitting, in running order; the next decode step on the
+// same running list (decodeRun) keeps those lists and rewrites only each
+// entry's Before, and the requests keep their PassMark, since k.mark does
+// not move either.
 func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 	res := &k.res
 	res.Start, res.Changed = now, true
-	res.Scheduled = res.Scheduled[:0]
-	res.Emitted = res.Emitted[:0]
 	res.Finished = res.Finished[:0]
 	res.Rejected = res.Rejected[:0]
 	res.Admissions = res.Admissions[:0]
@@ -65,9 +115,15 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 	res.PrefillTokens = 0
 	res.Bound = timing.NoBound
 	k.storeDue = k.storeDue[:0]
-	k.mark++
+	again := k.decodeRun
+	if !again {
+		res.Scheduled = res.Scheduled[:0]
+		res.Emitted = res.Emitted[:0]
+		k.mark++
+	}
+	k.pureLeft--
 	bs := k.Cfg.BlockSize
-	for _, r := range k.running {
+	for i, r := range k.running {
 		before := r.Computed
 		target := before + 1
 		if target > len(r.Slots)*bs { // as schedule: the step starts a block
@@ -82,16 +138,18 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 				k.Host.FenceAllocation(r.Slots[start:], now)
 			}
 		}
-		if k.Cfg.PrefixCaching {
-			for j := before / bs; (j+1)*bs <= target; j++ { // one division, not one per step
-				if !k.Pool.IsCached(r.Slots[j]) {
-					k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
-				}
+		if k.Cfg.PrefixCaching && k.endsBlock(target) {
+			if j := target/bs - 1; !k.Pool.IsCached(r.Slots[j]) {
+				k.Pool.Finalize(r.Slots[j], r.Seq.IDs[j])
 			}
 		}
 		r.Computed = target
-		r.PassMark, r.PassSlot = k.mark, int32(len(res.Scheduled))
-		pushScheduled(&res.Scheduled, Scheduled{Req: r, Before: before, Tokens: 1})
+		if again {
+			res.Scheduled[i].Before = before
+		} else {
+			r.PassMark, r.PassSlot = k.mark, int32(len(res.Scheduled))
+			pushScheduled(&res.Scheduled, Scheduled{Req: r, Before: before, Tokens: 1})
+		}
 		if k.Host != nil { // noteStoreDue does not inline: no call without a connector
 			k.noteStoreDue(r, before)
 		}
@@ -113,9 +171,23 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 	}
 	for _, r := range k.running {
 		k.appendOutput(r)
-		pushReq(&res.Emitted, r)
+		if !again {
+			pushReq(&res.Emitted, r)
+		}
 	}
+	k.decodeRun = true
 	return res
+}
+
+// endsBlock reports whether n tokens fill a whole number of blocks,
+// without a division when the block size is a power of two (most are; a
+// 64-bit division is a runtime call under GOOS=js).
+func (k *Rank) endsBlock(n int) bool {
+	bs := k.Cfg.BlockSize
+	if bs&(bs-1) == 0 {
+		return n&(bs-1) == 0
+	}
+	return n%bs == 0
 }
 
 // timeDecodeStep is timeModelled for DecodeStep's batch of decode steps

@@ -14,6 +14,7 @@ import (
 // returns what it did; the engine commits it at res.End. The result is
 // reused by the next call.
 func (k *Rank) Pass(now vtime.Time) *PassResult {
+	k.runningChanged()
 	res := &k.res
 	res.Start, res.Changed = now, false
 	res.Scheduled = res.Scheduled[:0]
@@ -652,15 +653,26 @@ func (k *Rank) reject(r *request.Request, fromConn bool, now vtime.Time, reason 
 	k.emit(Event{Kind: EvReject, Req: r, At: now, Reason: reason})
 }
 
-// appendOutput gives r its next generated token: one more known token and
-// output, and the sequence's blocks it completes.
+// appendOutput gives r its next generated token (the trace's planned id,
+// else a fresh one: Generated): one more known token and output, and the
+// sequence's blocks it completes.
 func (k *Rank) appendOutput(r *request.Request) {
-	tok, fresh := k.tokens.NextOutputToken(r)
+	o := r.Output
 	r.Known++
 	r.Output++
+	var x uint32
+	fresh := r.OutputIDs == nil
 	if fresh {
-		r.Seq.AppendFresh(k.ids, tok, k.Cfg.BlockSize, r.Index)
+		x = k.tokens.Next
+		k.tokens.Next++
 	} else {
-		r.Seq.AppendToken(k.ids, tok, k.Cfg.BlockSize, r.Index)
+		x = r.OutputIDs[o]
+	}
+	switch {
+	case r.Seq.AppendCheap(x, k.Cfg.BlockSize, fresh):
+	case fresh:
+		r.Seq.AppendFresh(k.ids, x, k.Cfg.BlockSize, r.Index)
+	default:
+		r.Seq.AppendToken(k.ids, x, k.Cfg.BlockSize, r.Index)
 	}
 }

@@ -9,14 +9,6 @@ import (
 	"github.com/kvsim/kvsim/core/scheduler"
 )
 
-// gen hands out generated token ids above every prompt id.
-type gen struct{ next uint32 }
-
-func (g *gen) NextOutputToken(*request.Request) (uint32, bool) {
-	g.next++
-	return 1<<31 + g.next, true
-}
-
 type bench struct {
 	rk   *scheduler.Rank
 	ids  *identity.Table
@@ -38,7 +30,7 @@ func newBench(cfg scheduler.Config) *bench {
 		cfg.PrefillMs, cfg.DecodeMs = 2, 1
 	}
 	ids := identity.NewTable(64)
-	return &bench{rk: scheduler.New(cfg, ids, &gen{}), ids: ids}
+	return &bench{rk: scheduler.New(cfg, ids, &scheduler.Generated{Next: 1<<31 + 1}), ids: ids}
 }
 
 // add enqueues a request whose prompt is the given tokens.

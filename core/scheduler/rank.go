@@ -49,11 +49,14 @@ type Config struct {
 	FIFOWaiters bool
 }
 
-// TokenSource hands out ids for generated output tokens, and says which
-// no other sequence will ever hold (identity.Sequence.AppendFresh).
-type TokenSource interface {
-	NextOutputToken(r *request.Request) (tok uint32, fresh bool)
-}
+// Generated hands out the ids of generated output tokens that the trace
+// does not plan (a request's OutputIDs): fresh ids above every content id
+// (trace.GeneratedTokenBase on), each handed out once, so generated content
+// never collides with anything (identity.Sequence.AppendFresh). The ranks
+// of a run share one, so ids are drawn in the order the ranks emit. A
+// struct, not an interface: the draw is a field increment in the decode
+// loop, not a call a token.
+type Generated struct{ Next uint32 }
 
 // A Rank is one DP rank's scheduler with its G1 pool and optional G2
 // adapter.
@@ -63,7 +66,7 @@ type Rank struct {
 	// Host is the rank's G2 connector, nil without host offload.
 	Host   *connector.Adapter
 	ids    *identity.Table
-	tokens TokenSource
+	tokens *Generated
 
 	running []*request.Request
 	waiting deque
@@ -76,6 +79,12 @@ type Rank struct {
 	obs       Observer
 	nextOrder int64
 	mark      uint32 // pass counter for Request.PassMark
+	// What DecodeNext and DecodeStep keep about the running list until
+	// runningChanged: pureKnown says pureLeft holds how many more decode
+	// steps finish no running request; decodeRun says the pass result's
+	// Scheduled and Emitted are the last decode step's.
+	pureKnown, decodeRun bool
+	pureLeft             int
 	// storeDue lists, in scheduling order, this pass's requests with
 	// something for the store hook (connector.Adapter.StoreDue).
 	storeDue []Scheduled // Req and Before only
@@ -134,7 +143,7 @@ type Event struct {
 }
 
 // New returns an idle rank.
-func New(cfg Config, ids *identity.Table, tokens TokenSource) *Rank {
+func New(cfg Config, ids *identity.Table, tokens *Generated) *Rank {
 	return &Rank{Cfg: cfg, Pool: g1.New(cfg.Capacity), ids: ids, tokens: tokens}
 }
 
