@@ -1093,7 +1093,9 @@ func (e *Engine) commit(rk *Rank, res *scheduler.PassResult, end vtime.Time) {
 	}
 	if e.canceled == 0 {
 		for _, r := range res.Emitted {
-			e.Records[r.Index].Token(end)
+			if rec := &e.Records[r.Index]; !rec.TokenAgain(end) {
+				rec.Token(end)
+			}
 		}
 	} else {
 		for _, r := range res.Emitted {

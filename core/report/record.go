@@ -191,6 +191,19 @@ func NewRequest() Request {
 		DecodeAdmitMs: n, SourceReleasedMs: n}
 }
 
+// TokenAgain records an output token emitted at t when its gap is the
+// gap before it, the common case, and reports whether it was; else nothing
+// changed and Token records it. It inlines into the engine's commit loop.
+func (r *Request) TokenAgain(t vtime.Time) bool {
+	if r.gapRun == 0 || !(t - r.LastTokenMs).Same(r.gapMs) { // gapRun > 0: two tokens or more
+		return false
+	}
+	r.gapRun++
+	r.LastTokenMs = t
+	r.Tokens++
+	return true
+}
+
 // Token records an output token emitted at t.
 func (r *Request) Token(t vtime.Time) {
 	switch r.Tokens {

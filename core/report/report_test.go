@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,6 +257,44 @@ func TestToken_GapRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTokenAgain: recording tokens as the engine's commit loop does
+// (TokenAgain, then Token when it declines) leaves the same record as Token
+// alone, over random gap sequences with runs, repeats and new values.
+func TestTokenAgain(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		a, b := NewRequest(), NewRequest()
+		now, again := vtime.Time(rng.IntN(5)), 0
+		for range rng.IntN(300) {
+			if rng.IntN(4) == 0 {
+				now += vtime.Time(1+rng.IntN(3)) / 4
+			} else {
+				now++
+			}
+			a.Token(now)
+			if b.TokenAgain(now) {
+				again++
+			} else {
+				b.Token(now)
+			}
+		}
+		if sa, sb := tokenFields(&a), tokenFields(&b); sa != sb {
+			t.Fatalf("seed %d: Token alone\n%s\nTokenAgain then Token\n%s", seed, sa, sb)
+		}
+		if seed == 0 && again == 0 {
+			t.Fatal("TokenAgain never recorded a token")
+		}
+	}
+}
+
+// tokenFields prints what Token writes (NaN times defeat reflect.DeepEqual).
+func tokenFields(r *Request) string {
+	s := fmt.Sprintf("first %v second %v last %v tokens %d run %v×%d closed %d gaps",
+		r.FirstTokenMs, r.SecondTokenMs, r.LastTokenMs, r.Tokens, r.gapMs, r.gapRun, r.closedGaps)
+	r.EachGap(func(ms vtime.Time, n int) { s += fmt.Sprintf(" %v×%d", ms, n) })
+	return s
 }
 
 // TestRoutingEntrySize: the routing fields fit the 56 bytes a

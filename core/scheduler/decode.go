@@ -170,7 +170,9 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 		res.End = end
 	}
 	for _, r := range k.running {
-		k.appendOutput(r)
+		if !k.appendCheap(r) {
+			k.appendOutput(r)
+		}
 		if !again {
 			pushReq(&res.Emitted, r)
 		}

@@ -653,6 +653,19 @@ func (k *Rank) reject(r *request.Request, fromConn bool, now vtime.Time, reason 
 	k.emit(Event{Kind: EvReject, Req: r, At: now, Reason: reason})
 }
 
+// appendCheap is appendOutput for the common case of a decode step, a
+// fresh token that completes no block, and reports whether r's token was
+// that (else nothing changed). It inlines.
+func (k *Rank) appendCheap(r *request.Request) bool {
+	if r.OutputIDs != nil || !r.Seq.AppendCheap(k.tokens.Next, k.Cfg.BlockSize, true) {
+		return false
+	}
+	k.tokens.Next++
+	r.Known++
+	r.Output++
+	return true
+}
+
 // appendOutput gives r its next generated token (the trace's planned id,
 // else a fresh one: Generated): one more known token and output, and the
 // sequence's blocks it completes.
