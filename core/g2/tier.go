@@ -9,6 +9,7 @@ package g2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/internal/index"
@@ -244,20 +245,26 @@ func (t *Tier) Touch(ids []identity.ID, reverse bool) {
 	var run touchRun
 	run.first, run.last = nilEntry, nilEntry
 	for ; uint(i) < uint(len(ids)); i += step { // i = -1 ends a reverse walk
-		e := t.find(ids[i])
+		id := ids[i]
+		if run.last != nilEntry {
+			// The key continues the run when it is the run's neighbour in
+			// the list: a listed entry's neighbours are listed, and an
+			// identity has one entry, so comparing the neighbour's identity
+			// answers without a lookup in the index.
+			l := &t.entries[run.last]
+			single := run.first == run.last
+			if n := l.next; n != nilEntry && (!run.back || single) && t.entries[n].id == id {
+				run.last, run.back = n, false
+				continue
+			}
+			if p := l.prev; p != nilEntry && (run.back || single) && t.entries[p].id == id {
+				run.last, run.back = p, true
+				continue
+			}
+		}
+		e := t.find(id)
 		if e == nilEntry || !t.entries[e].inList {
 			continue
-		}
-		if run.last != nilEntry {
-			l := &t.entries[run.last]
-			if l.next == e && (!run.back || run.first == run.last) {
-				run.last, run.back = e, false
-				continue
-			}
-			if l.prev == e && (run.back || run.first == run.last) {
-				run.last, run.back = e, true
-				continue
-			}
 		}
 		t.runToTail(run)
 		run = touchRun{first: e, last: e}
@@ -401,30 +408,31 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	t.newEpoch()
 	t.demand, t.absent = 0, identity.None
 	need := 0
+	pos := t.missPos[:0] // the absent keys' positions, last first; a local while it grows
 	for i := len(keys) - 1; i >= 0; i-- {
 		if e := t.find(keys[i]); e == nilEntry {
 			if need == 0 {
 				t.absent = keys[i]
 			}
 			need++
+			pos = append(pos, int32(i))
 		} else if t.evictable(e) {
 			t.entries[e].mark = t.epoch
 		} else {
 			continue
 		}
 		if t.demand++; t.demand > room {
+			t.missPos = pos[:0]
 			return missing, Retry // demand is now a lower bound
 		}
 	}
 	if need == 0 {
+		t.missPos = pos[:0]
 		return missing, AlreadyPresent
 	}
-	pos := t.missPos[:0] // a local while it grows
-	for i, id := range keys {
-		if t.find(id) == nilEntry {
-			missing = append(missing, id)
-			pos = append(pos, int32(i))
-		}
+	slices.Reverse(pos)
+	for _, i := range pos {
+		missing = append(missing, keys[i])
 	}
 	t.missPos = pos
 	for victims, e := need-t.NumFree(), t.head; victims > 0; victims-- {
