@@ -108,14 +108,11 @@ func (s *scanner) syntax(pos int, msg string) *Error {
 }
 
 func (s *scanner) ws() {
-	for s.pos < len(s.line) {
-		switch s.line[s.pos] {
-		case ' ', '\t', '\r', '\n':
-			s.pos++
-		default:
-			return
-		}
+	l, p := s.line, s.pos // locals: the loop stores nothing until it ends
+	for p < len(l) && (l[p] == ' ' || l[p] == '\t' || l[p] == '\r' || l[p] == '\n') {
+		p++
 	}
+	s.pos = p
 }
 
 // expected reports the right syntax error at s.pos: the line ended,
@@ -587,7 +584,9 @@ func (s *scanner) number() (v uint64, kind numKind, ovf bool, err *Error) {
 			if d > 9 {
 				break
 			}
-			if v > (math.MaxUint64-uint64(d))/10 {
+			// Below MaxUint64/10, v*10+d cannot overflow: the exact test
+			// (a division) only for the last digits of a huge number.
+			if v >= math.MaxUint64/10 && v > (math.MaxUint64-uint64(d))/10 {
 				ovf = true
 			} else {
 				v = v*10 + uint64(d)
