@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/internal/index"
+	"github.com/kvsim/kvsim/core/internal/inplace"
 )
 
 // Policy selects the eviction order (docs/model/g2.md ("Eviction policies")).
@@ -434,7 +435,7 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 	for _, i := range pos {
 		missing = append(missing, keys[i])
 	}
-	t.missPos = pos
+	inplace.Store(&t.missPos, pos)
 	for victims, e := need-t.NumFree(), t.head; victims > 0; victims-- {
 		for !t.evictable(e) || t.entries[e].mark == t.epoch {
 			if e = t.entries[e].next; e == nilEntry {
@@ -461,7 +462,7 @@ func (t *Tier) PrepareProtected(keys []identity.ID, missing []identity.ID) ([]id
 		}
 		index.SetAll(&t.index, missing[start:], prep) // distinct keys, all absent
 	}
-	t.prepared = prep
+	inplace.Store(&t.prepared, prep)
 	return missing, Prepared
 }
 
@@ -509,7 +510,7 @@ func (t *Tier) Room() int { return t.NumFree() + t.NumEvictable() }
 func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 	prep := t.prepared[:0] // a local while it grows
 	if t.policy == FreeQueue && t.obs == nil {
-		t.prepared = t.prepareQueued(keys, prep)
+		inplace.Store(&t.prepared, t.prepareQueued(keys, prep))
 		return
 	}
 	for _, id := range keys {
@@ -531,7 +532,7 @@ func (t *Tier) PrepareUnprotected(keys []identity.ID) {
 		t.addPending(e, id)
 		prep = append(prep, e)
 	}
-	t.prepared = prep
+	inplace.Store(&t.prepared, prep)
 }
 
 // prepareQueued is PrepareUnprotected for FreeQueue without an observer,

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math"
 
+	"github.com/kvsim/kvsim/core/internal/inplace"
 	"github.com/kvsim/kvsim/core/timing"
 	"github.com/kvsim/kvsim/core/vtime"
 )
@@ -133,7 +134,7 @@ func (k *Rank) DecodeStep(now vtime.Time) *PassResult {
 			if !ok {
 				panic("scheduler: DecodeStep without G1 room (DecodeNext was not asked)")
 			}
-			r.Slots = slots
+			inplace.Store(&r.Slots, slots) // the block table usually has room
 			if k.Host != nil {
 				k.Host.FenceAllocation(r.Slots[start:], now)
 			}
