@@ -24,7 +24,7 @@ func (tb *tab) singleMode() {
 }
 
 // TestSimpleCPU2048 is
-// docs/model/acceptance.md ("Case A: connector comparison")'s SimpleCPU row
+// docs/model/cases.md ("Case A: connector comparison")'s SimpleCPU row
 // driven from the controls: pick simple_cpu_v0_32 and 2,048 host blocks, run,
 // read the numbers. It also checks that the summary shows within 1 s of Run.
 func TestSimpleCPU2048(t *testing.T) {

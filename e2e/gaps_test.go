@@ -61,7 +61,7 @@ func (tb *tab) tableRows() (head []string, rows [][]string) {
 
 // TestRequestTablePrefillTime (issue 20: "the per-request report shows
 // each pass's duration and what bounds it"): under fixed timing the
-// request table has no prefill-time columns; after switching the §A (docs/model/acceptance.md)
+// request table has no prefill-time columns; after switching the §A (docs/model/cases.md)
 // example to roofline timing (Llama-3.1-8B on H200, the page's defaults)
 // it shows "prefill passes", "compute-bound ms" and "memory-bound ms",
 // and every visible row's cells are those of a native core/replay run of

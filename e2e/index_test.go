@@ -9,7 +9,7 @@ import (
 )
 
 // TestIndexTime measures, three times, how long the worker takes to index
-// the timeline of the default page (§A (docs/model/acceptance.md) at 192 blocks, three connectors):
+// the timeline of the default page (§A (docs/model/cases.md) at 192 blocks, three connectors):
 // its own step time (data-index-ms) and the wall time from Run to an
 // indexed timeline as the page sees it. docs/ui.md quotes the figures.
 func TestIndexTime(t *testing.T) {

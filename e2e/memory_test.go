@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// sectionA is the default page's result rows (§A (docs/model/acceptance.md): the three connectors at
+// sectionA is the default page's result rows (§A (docs/model/cases.md): the three connectors at
 // 192 host blocks): label, restored, recomputed.
 var sectionA = []string{"offloading v0.24|11,488|8,800", "offloading v0.32|14,144|6,544", "SimpleCPU v0.32|12,432|8,368"}
 

@@ -108,7 +108,7 @@ func (tb *tab) pageCards() [3]string {
 
 // TestMooncakeBuiltin picks "Mooncake conversation" in the trace picker:
 // the page fetches the gzipped trace (Run off meanwhile, progress in bytes),
-// loads the preset (the §A (docs/model/acceptance.md) example box goes, the connector compare turns
+// loads the preset (the §A (docs/model/cases.md) example box goes, the connector compare turns
 // off: the preset has no G2 tier), says the run is cut, and its
 // run's cards equal a native replay.Run of the preset over the same trace;
 // the pass view shows the first 2,000 passes of each rank, says so, and

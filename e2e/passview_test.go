@@ -71,7 +71,7 @@ func (tb *tab) cellColour(v, i int) [3]int {
 }
 
 // TestRestorePass scrubs to
-// docs/model/acceptance.md ("Case B: restore from G2")'s restore pass and
+// docs/model/cases.md ("Case B: restore from G2")'s restore pass and
 // checks the colour of the restored blocks on the canvas: the G1 slots that
 // hold the blocks the H2D copy brought back flash blue, the others do not.
 func TestRestorePass(t *testing.T) {

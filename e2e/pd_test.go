@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestPDRestore turns P/D on for the §B (docs/model/acceptance.md) example: the run restores the
+// TestPDRestore turns P/D on for the §B (docs/model/cases.md) example: the run restores the
 // same 8 tokens from G2, the request table names each request's prefill
 // and decode worker, and the pass view offers the prefill and the decode
 // rank.

@@ -13,7 +13,7 @@ import (
 )
 
 // bigSessions is the larger workload of the responsiveness and speed
-// tests: synthetic sessions of the §A (docs/model/acceptance.md) shape.
+// tests: synthetic sessions of the §A (docs/model/cases.md) shape.
 const bigSessions = 1500
 
 // useGenerator switches the trace picker to the synthetic-session

@@ -20,7 +20,7 @@ func (tb *tab) sweepRow(key string) []string {
 	return eval[[]string](tb, fmt.Sprintf(`[...(document.querySelector('#sweep-points tr[data-key=%q]')?.cells ?? [])].map(c => c.textContent.trim())`, key))
 }
 
-// TestSweepView runs the default sweep (§A (docs/model/acceptance.md), 8 G2 sizes × 3 connectors) in
+// TestSweepView runs the default sweep (§A (docs/model/cases.md), 8 G2 sizes × 3 connectors) in
 // the sweep view's Web Workers, reads two §A points from the table, checks
 // that the plot has one line colour per connector, and downloads
 // sweep.csv and sweep.json, which must be the bytes `kvsim sweep` writes.

@@ -17,7 +17,7 @@ func (tb *tab) selectOption(id, value string) {
 
 // TestTimingControls (issue 20): the timing type, model and GPU are
 // picked on the page, go through the YAML like every control, and a
-// modelled timing shows no fixed pass times; the run's restores are §A's (docs/model/acceptance.md)
+// modelled timing shows no fixed pass times; the run's restores are §A's (docs/model/cases.md)
 // G2 at 192 blocks under roofline timing.
 func TestTimingControls(t *testing.T) {
 	tb := newTab(t)

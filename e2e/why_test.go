@@ -17,7 +17,7 @@ import (
 	"github.com/kvsim/kvsim/core/record"
 )
 
-// nativeDiff is kvsim diff of §A's (docs/model/acceptance.md) v0_24 and v0_32 runs at g2 blocks.
+// nativeDiff is kvsim diff of §A's (docs/model/cases.md) v0_24 and v0_32 runs at g2 blocks.
 func nativeDiff(t *testing.T, g2 int) *record.DiffResult {
 	t.Helper()
 	hs := "engine.workers.aggregated.kv_cache.host_offload."

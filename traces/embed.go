@@ -1,5 +1,5 @@
 // Package traces ships the built-in examples: the connector comparison of
-// docs/model/acceptance.md ("Case A: connector comparison") (connectors.yaml
+// docs/model/cases.md ("Case A: connector comparison") (connectors.yaml
 // over delta-sessions.jsonl) and the §B restore (g2-restore.yaml over
 // g2-restore.jsonl). The CLI runs the first by default, the browser app offers
 // them in its trace picker, and the worker serves them at /api/examples.

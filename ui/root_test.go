@@ -87,7 +87,7 @@ func result(t *testing.T, h *nopHost, nums [][2]int64, passes []proto.PassMeta) 
 	return reply(t, proto.Reply{Type: proto.MsgResult, ID: req.ID, Result: res}, bins, texts...)
 }
 
-// TestDefaultPageAndRun: the page opens on the §A (docs/model/acceptance.md) example in compare
+// TestDefaultPageAndRun: the page opens on the §A (docs/model/cases.md) example in compare
 // mode, runs it when the worker is ready, and shows one row per run.
 func TestDefaultPageAndRun(t *testing.T) {
 	h := &nopHost{}

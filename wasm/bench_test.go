@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkBridgeA runs
-// docs/model/acceptance.md ("Case A: connector comparison") (2,048 host
+// docs/model/cases.md ("Case A: connector comparison") (2,048 host
 // blocks, SimpleCPU) through the bridge, reports included. Run it natively and
 // under node (GOOS=js GOARCH=wasm) to compare: docs/ui.md records the ratio.
 func BenchmarkBridgeA(b *testing.B) {

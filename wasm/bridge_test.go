@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from native r
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// goldenCases are docs/model/acceptance.md ("Case A: connector comparison")
+// goldenCases are docs/model/cases.md ("Case A: connector comparison")
 // rows (and §B) whose reports the bridge must reproduce byte for byte.
 var goldenCases = []struct {
 	name, config string

@@ -60,7 +60,7 @@ func TestEventTextsAgree(t *testing.T) {
 	}
 }
 
-// TestEventTextsOfARun: in §A's (docs/model/acceptance.md) 192-block v0_24 run, no event text names
+// TestEventTextsOfARun: in §A's (docs/model/cases.md) 192-block v0_24 run, no event text names
 // an empty request, and every lookup that precedes an admission reusing
 // G2 tokens in the same pass is a hit or a consumed load, never a miss.
 func TestEventTextsOfARun(t *testing.T) {

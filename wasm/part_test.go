@@ -8,7 +8,7 @@ import (
 	"github.com/kvsim/kvsim/wasm/proto"
 )
 
-// splitRun is the §A (docs/model/acceptance.md) config on two replicas under synthetic requests
+// splitRun is the §A (docs/model/cases.md) config on two replicas under synthetic requests
 // arriving at a fixed rate, with a private SimpleCPU tier: a run that may
 // be split across workers (replay.Parts).
 func splitRun(t *testing.T, requests bool) *proto.RunJob {

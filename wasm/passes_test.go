@@ -38,7 +38,7 @@ func indexAll(t *testing.T, outs []runOut) *passes {
 	return p
 }
 
-// TestRestoreFrame: in §B (docs/model/acceptance.md), the pass whose events complete the H2D copy
+// TestRestoreFrame: in §B (docs/model/cases.md), the pass whose events complete the H2D copy
 // flashes exactly the G1 slots that hold the restored blocks.
 func TestRestoreFrame(t *testing.T) {
 	j := goldenJob(t, "g2-restore.yaml", nil)

@@ -14,7 +14,7 @@ import (
 )
 
 // A sweepJob is a sweep as the page describes it: the config text and its
-// name (the built-in §A (docs/model/acceptance.md) config is "traces/connectors.yaml", as `kvsim
+// name (the built-in §A (docs/model/cases.md) config is "traces/connectors.yaml", as `kvsim
 // sweep` names it), --set overrides, the --vary arguments and uploaded
 // traces. Every sweep message carries it, so a worker that has not seen the
 // sweep before builds the plan itself (core/sweep's plans are cheap).

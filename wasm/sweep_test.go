@@ -14,7 +14,7 @@ import (
 )
 
 // defaultSweep is the sweep view's default: `kvsim sweep` with no flags
-// (the built-in §A (docs/model/acceptance.md) config, named as the CLI names it, and the default
+// (the built-in §A (docs/model/cases.md) config, named as the CLI names it, and the default
 // grid).
 func defaultSweep(t *testing.T) *sweepJob {
 	return &sweepJob{Config: string(mustRead(t, sweep.DefaultConfig)), Name: "traces/" + sweep.DefaultConfig,

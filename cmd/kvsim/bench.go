@@ -21,7 +21,7 @@ import (
 
 const benchHelp = `usage: kvsim bench [--runs N] [--sessions N] [--host-offload BLOCKS [--connector NAME]]
 
-Times the benchmark of docs/model/acceptance.md (case E): the whole CLI run
+Times the benchmark of docs/model/cases.md (case E): the whole CLI run
   kvsim predict --config bench.yaml --output-dir DIR --format json --overwrite
 as a child process of this binary, on a pre-generated trace of 10,000 sessions × 6
 turns of the §A shape (generation is not timed) and the §A config with concurrency 64,
@@ -45,7 +45,7 @@ const (
 	benchConfigFile = "bench.yaml"
 )
 
-// benchConfig is docs/model/acceptance.md ("Case E: the benchmark")'s config:
+// benchConfig is docs/model/cases.md ("Case E: the benchmark")'s config:
 // traces/connectors.yaml with the §E settings.
 // TestBenchConfigIsConnectorsWithBenchSets keeps the two in step. hostBlocks >
 // 0 adds a G2 tier (connector "" = the default profile).
@@ -58,7 +58,7 @@ func benchConfig(hostBlocks int, connector string) string {
 		}
 		host += "}\n"
 	}
-	return `# Case E of docs/model/acceptance.md: the §A config (traces/connectors.yaml) with concurrency 64,
+	return `# Case E of docs/model/cases.md: the §A config (traces/connectors.yaml) with concurrency 64,
 # max_sequences 64, max_batched_tokens 8192 and 8192 G1 blocks. Written by kvsim bench.
 traffic:
   source: {type: trace, format: mooncake-delta, paths: [` + benchTraceFile + `], block_size: 16}
@@ -253,7 +253,7 @@ func writeBenchTable(e *env, results, base []benchRun, requests, sessions int, t
 		t.add("× no host offload (medians)", fmt.Sprintf("%.3f", sec/baseWall.Seconds()))
 		t.add("× no host offload (sums)", fmt.Sprintf("%.3f", sum.Seconds()/sumBase.Seconds()))
 	}
-	fmt.Fprintf(e.stdout, "kvsim bench (docs/model/acceptance.md, case E): %s sessions × %d turns = %s requests, %s\n",
+	fmt.Fprintf(e.stdout, "kvsim bench (docs/model/cases.md, case E): %s sessions × %d turns = %s requests, %s\n",
 		numfmt.Thousands(int64(sessions)), trace.ConnectorsTraceDefault().Turns, numfmt.Thousands(int64(requests)), tier)
 	fmt.Fprintf(e.stdout, "%s %s/%s, GOMAXPROCS %d, %d CPUs, median of %d runs\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), len(results))

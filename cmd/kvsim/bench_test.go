@@ -10,7 +10,7 @@ import (
 )
 
 // TestBenchConfigIsConnectorsWithBenchSets keeps bench.yaml in step with
-// traces/connectors.yaml: both must decode to the same config once §E's (docs/model/acceptance.md)
+// traces/connectors.yaml: both must decode to the same config once §E's (docs/model/cases.md)
 // settings (core/replay/bench_test.go's benchSets) are applied to the
 // latter.
 func TestBenchConfigIsConnectorsWithBenchSets(t *testing.T) {

@@ -72,7 +72,7 @@ func genConnectorsTrace(e *env, args []string) error {
 	return writeFile(output, func(w io.Writer) error { return trace.WriteConnectorsTrace(w, spec) })
 }
 
-// writeConnectorsTrace writes the §A-shaped trace (docs/model/acceptance.md) with the given number of
+// writeConnectorsTrace writes the §A-shaped trace (docs/model/cases.md) with the given number of
 // sessions to path (the benchmark's input).
 func writeConnectorsTrace(path string, sessions int) error {
 	spec := trace.ConnectorsTraceDefault()

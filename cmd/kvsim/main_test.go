@@ -47,7 +47,7 @@ func TestDispatch(t *testing.T) {
 		{"predict -h", []string{"predict", "-h"}, exitOK, "usage: kvsim predict", ""},
 		{"gen -h", []string{"gen", "-h"}, exitOK, "connectors-trace", ""},
 		{"gen connectors-trace --help", []string{"gen", "connectors-trace", "--help"}, exitOK, "--sessions N", ""},
-		{"bench -h", []string{"bench", "-h"}, exitOK, "docs/model/acceptance.md (case E)", ""},
+		{"bench -h", []string{"bench", "-h"}, exitOK, "docs/model/cases.md (case E)", ""},
 		{"unknown flag", []string{"predict", "--nope"}, exitUsage, "", "kvsim: predict: flag provided but not defined: -nope"},
 		{"positional", []string{"predict", "x.yaml"}, exitUsage, "", `kvsim: predict: unexpected argument "x.yaml"`},
 	} {

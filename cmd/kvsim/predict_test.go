@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite cmd/kvsim/testdata/golden from 
 // exercise trace paths resolved against the config's directory.
 const examples = "../../traces"
 
-// goldenCases are docs/model/acceptance.md ("Case A: connector comparison")
+// goldenCases are docs/model/cases.md ("Case A: connector comparison")
 // (all seven rows) and §B, run through predict with --capture-per-request.
 // restored and recomputed are the published figures, checked before the bytes
 // so that -update cannot bless a wrong run.

@@ -10,7 +10,7 @@ import (
 	"github.com/kvsim/kvsim/traces"
 )
 
-// TestSweepDefault: `kvsim sweep --output-dir DIR` runs the §A (docs/model/acceptance.md) default
+// TestSweepDefault: `kvsim sweep --output-dir DIR` runs the §A (docs/model/cases.md) default
 // sweep and writes the CSV, the JSON and the three plots; the table on
 // stdout has the §A rows.
 func TestSweepDefault(t *testing.T) {

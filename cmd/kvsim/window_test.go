@@ -69,7 +69,7 @@ func TestCaptureWindow(t *testing.T) {
 	}
 }
 
-// TestCaptureRefusedWhenLarge: a whole record estimated over 2 GiB (§A's (docs/model/acceptance.md)
+// TestCaptureRefusedWhenLarge: a whole record estimated over 2 GiB (§A's (docs/model/cases.md)
 // 1,938 passes with a 200,000-block G2: about 3.1 MiB a line) is refused
 // before anything is written, with the estimate and the ways out; a window
 // or --capture-large runs it.

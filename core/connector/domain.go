@@ -65,7 +65,7 @@ func (t *Transfer) InFlight() bool { return t != nil && !t.delivered }
 // retired one, which InFlight reads as "no"). Retired records and their
 // lists are reused by later stores, so a run's transfer memory is bounded by
 // the copies in flight instead of growing with every store (issue 3's
-// benchmark: 38 MB of records per §E (docs/model/acceptance.md) run before). Loads are not retired:
+// benchmark: 38 MB of records per §E (docs/model/cases.md) run before). Loads are not retired:
 // their key and slot lists are shared with the request's Load, which
 // outlives the copy.
 type Registry struct {

@@ -261,7 +261,7 @@ func New(cfg *config.Config, wl *trace.Workload, opts Options) (*Engine, error) 
 	}
 	// Size every per-request buffer up front from the workload, so that the
 	// steady state allocates nothing per pass
-	// (docs/model/acceptance.md ("Case E: the benchmark")).
+	// (docs/model/cases.md ("Case E: the benchmark")).
 	n := 0
 	e.sessions = make([]session, len(wl.Sessions))
 	for i := range wl.Sessions {

@@ -47,7 +47,7 @@ type runResult struct {
 	g1   int64 // Σ first_admission_g1_reused_input_tokens
 }
 
-// runA runs docs/model/acceptance.md ("Case A: connector comparison")
+// runA runs docs/model/cases.md ("Case A: connector comparison")
 // (connectors.yaml over the generated 8 × 6 trace) with the given --set
 // overrides, checker on.
 func runA(t *testing.T, sets ...string) *runResult {

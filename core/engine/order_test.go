@@ -105,7 +105,7 @@ func TestOrder_SameInstantArrivalsInSessionOrder(t *testing.T) {
 // TestOrder_H2DSubmittedAtPassEnd is the Decision of
 // docs/model/transfers.md ("When copies are submitted").
 func TestOrder_H2DSubmittedAtPassEnd(t *testing.T) {
-	// docs/model/acceptance.md ("Case B: restore from G2"): the restore's
+	// docs/model/cases.md ("Case B: restore from G2"): the restore's
 	// lookup runs in a zero-length pass at 200, whose end boundary (also 200)
 	// submits the H2D: load [200,202], admission at 202, TTFT 4.
 	t.Run("worked check", func(t *testing.T) {

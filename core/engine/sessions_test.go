@@ -1,6 +1,6 @@
 package engine_test
 
-// docs/model/acceptance.md ("Case D: smaller checks") checks that run through
+// docs/model/cases.md ("Case D: smaller checks") checks that run through
 // the engine.
 
 import (
@@ -48,7 +48,7 @@ engine:
 }
 
 // TestSyntheticSessions_Cumulative is
-// docs/model/acceptance.md ("Case D: smaller checks"): new 8 tokens and 2
+// docs/model/cases.md ("Case D: smaller checks"): new 8 tokens and 2
 // output per turn, 3 turns ⇒ prompt lengths 8, 18, 28; with concurrency 1 and
 // 2 sessions the six requests complete in session order.
 func TestSyntheticSessions_Cumulative(t *testing.T) {
@@ -83,7 +83,7 @@ func TestSyntheticSessions_Cumulative(t *testing.T) {
 	}
 }
 
-// TestWholeBlockReuse is docs/model/acceptance.md ("Case D: smaller checks") /
+// TestWholeBlockReuse is docs/model/cases.md ("Case D: smaller checks") /
 // docs/model/g1.md ("Prefix lookup and the recompute cap"): a resident
 // 128-token prompt re-sent with 64-token blocks reuses 64 tokens (the
 // block-aligned last block is recomputed to produce logits).

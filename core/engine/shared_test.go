@@ -2,7 +2,7 @@ package engine_test
 
 // A cluster_shared G2 pool through the engine: one worker with four DP
 // ranks in lockstep, each rank's link at 32 GB/s under an 80 GB/s pool
-// (docs/model/acceptance.md ("Case D: smaller checks"),
+// (docs/model/cases.md ("Case D: smaller checks"),
 // docs/model/transfers.md ("Fair-shared pools")).
 
 import (

@@ -130,7 +130,7 @@ type Pool struct {
 	// seen[s] is what the record shows of slot s beyond its use: kept
 	// only once an observer is installed (own, changed), so an unrecorded
 	// run writes none of it (writing the owner for every release cost an
-	// unrecorded §E (docs/model/acceptance.md) run about 2 M cache misses).
+	// unrecorded §E (docs/model/cases.md) run about 2 M cache misses).
 	seen []seen
 	obs  Observer
 	// While an observer is installed the pool keeps, itself, each slot's

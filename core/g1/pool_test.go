@@ -74,7 +74,7 @@ func TestPool_FreeCapacityBeforeEviction(t *testing.T) {
 // TestPool_FreedPrivateReusedBeforeCached: a released private (partial)
 // block returns to the free capacity and is reused before an older idle
 // cached copy (the rule that gives
-// docs/model/acceptance.md ("Case A: connector comparison") row 1 its 20,320).
+// docs/model/cases.md ("Case A: connector comparison") row 1 its 20,320).
 func TestPool_FreedPrivateReusedBeforeCached(t *testing.T) {
 	p := New(3)
 	slots := cached(t, p, 1, 2)

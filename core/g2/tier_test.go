@@ -159,7 +159,7 @@ func TestFreeQueue_ReleaseOrder(t *testing.T) {
 	wantOrder(t, tr, ids{7, 5, 6, 1})
 
 	// A load of blocks 7, 5, 6 pins them; its completion re-enters them at
-	// the tail in block order (reverse order would change §A's (docs/model/acceptance.md) 192 row).
+	// the tail in block order (reverse order would change §A's (docs/model/cases.md) 192 row).
 	tr.Pin(ids{7, 5, 6})
 	wantOrder(t, tr, ids{1})
 	tr.Unpin(ids{7, 5, 6})

@@ -567,7 +567,7 @@ func (s *Sequence) Extend(t *Table, tokens []uint32, blockSize int, req int32) {
 	if (len(s.IDs)+1)*blockSize > len(tokens) {
 		// No new full block: the call for most generated tokens. Returning
 		// before reading the last identity and its node saves the two
-		// cache lines they sit on (about 2 M misses per §E (docs/model/acceptance.md) run).
+		// cache lines they sit on (about 2 M misses per §E (docs/model/cases.md) run).
 		return
 	}
 	parent := None

@@ -9,7 +9,7 @@ import (
 )
 
 // TestAggregated_RoundRobin3x2 is
-// docs/model/acceptance.md ("Case D: smaller checks") /
+// docs/model/cases.md ("Case D: smaller checks") /
 // docs/model/engine.md ("Placement"): 3 workers × 2 DP ranks go (w0,r0),
 // (w1,r0), (w2,r0), (w0,r1), (w1,r1), (w2,r1), and then start over.
 func TestAggregated_RoundRobin3x2(t *testing.T) {

@@ -127,7 +127,7 @@ func capture(rk *engine.Rank) liveState {
 	return s
 }
 
-// TestReconstructionIsExact: for every pass of every §A (docs/model/acceptance.md) run, the state
+// TestReconstructionIsExact: for every pass of every §A (docs/model/cases.md) run, the state
 // rebuilt from the delta log equals the engine's live state at that pass.
 func TestReconstructionIsExact(t *testing.T) {
 	for _, row := range connectorRows {

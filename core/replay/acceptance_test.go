@@ -19,7 +19,7 @@ import (
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// connectorRows are docs/model/acceptance.md ("Case A: connector comparison"):
+// connectorRows are docs/model/cases.md ("Case A: connector comparison"):
 // restored and recomputed tokens per CPU tier and connector.
 var connectorRows = []struct {
 	name                 string
@@ -88,7 +88,7 @@ func restored(res *Result) int64 {
 }
 
 // TestConnectorComparison is
-// docs/model/acceptance.md ("Case A: connector comparison"): all seven rows
+// docs/model/cases.md ("Case A: connector comparison"): all seven rows
 // from the real config file and the generated trace, each request also checked
 // against the reference model's per-request times and reuse.
 func TestConnectorComparison(t *testing.T) {
@@ -122,7 +122,7 @@ func refName(blocks int, connector string) string {
 
 // compareReference checks every request against the independent model's
 // per-request reference
-// (docs/model/acceptance.md ("Case A: connector comparison")).
+// (docs/model/cases.md ("Case A: connector comparison")).
 func compareReference(t *testing.T, res *Result, file string) {
 	t.Helper()
 	f, err := os.Open(file)
@@ -164,7 +164,7 @@ func compareReference(t *testing.T, res *Result, file string) {
 }
 
 // TestNoTierHitTable is
-// docs/model/acceptance.md ("Case A: connector comparison") row 1's per-turn
+// docs/model/cases.md ("Case A: connector comparison") row 1's per-turn
 // G1 hit table.
 func TestNoTierHitTable(t *testing.T) {
 	res := runExample(t, "connectors.yaml", connectorSets(0, ""), generatedOpener(t))
@@ -182,7 +182,7 @@ func TestNoTierHitTable(t *testing.T) {
 	}
 }
 
-// TestG2Restore is docs/model/acceptance.md ("Case B: restore from G2").
+// TestG2Restore is docs/model/cases.md ("Case B: restore from G2").
 func TestG2Restore(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -227,7 +227,7 @@ func TestG2Restore(t *testing.T) {
 	}
 }
 
-// TestSharedPoolDomain is docs/model/acceptance.md ("Case B: restore from G2")
+// TestSharedPoolDomain is docs/model/cases.md ("Case B: restore from G2")
 // with scope cluster_shared.
 func TestSharedPoolDomain(t *testing.T) {
 	res := runExample(t, "g2-restore.yaml", []string{hostOffload + ".scope=cluster_shared"}, traces.Open)

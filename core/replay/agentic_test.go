@@ -9,7 +9,7 @@ import (
 )
 
 // TestAgenticG2TwoWorkers is
-// docs/model/acceptance.md ("Case C: agentic workers with private G2"): the
+// docs/model/cases.md ("Case C: agentic workers with private G2"): the
 // agentic G2 example with replicas 2 completes its four requests on both
 // workers; the same with a cluster_shared pool is rejected with the reference
 // message.

@@ -17,7 +17,7 @@ import (
 	"github.com/kvsim/kvsim/traces"
 )
 
-// benchTrace is docs/model/acceptance.md ("Case E: the benchmark")'s trace:
+// benchTrace is docs/model/cases.md ("Case E: the benchmark")'s trace:
 // 10,000 sessions × 6 turns of the §A shape.
 func benchTrace(tb testing.TB) []byte { return connectorsTrace(tb, 10000) }
 
@@ -229,7 +229,7 @@ func BenchmarkReplayTopology(b *testing.B) {
 
 // BenchmarkSteadyState measures heap allocations in the middle of the §E
 // run (between 20% and 80% of its virtual time), per pass and per session
-// started there: docs/model/acceptance.md ("Case E: the benchmark")'s
+// started there: docs/model/cases.md ("Case E: the benchmark")'s
 // "allocation-free steady state" allows only per-request token lists and
 // report records, which kvsim sizes per session when it starts.
 func BenchmarkSteadyState(b *testing.B) {
@@ -274,7 +274,7 @@ func BenchmarkSteadyState(b *testing.B) {
 }
 
 // BenchmarkConnectorRow is one
-// docs/model/acceptance.md ("Case A: connector comparison") run (2,048 host
+// docs/model/cases.md ("Case A: connector comparison") run (2,048 host
 // blocks, simple_cpu_v0_32): the run the browser app makes by default, timed
 // natively and under GOOS=js GOARCH=wasm to compare the two.
 func BenchmarkConnectorRow(b *testing.B) {

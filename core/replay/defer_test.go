@@ -13,7 +13,7 @@ import (
 
 // TestDeferredCompletionsChangeNothing: the engine lets the completions of
 // a rank that holds nothing wait for its next event (engine.nextEvent).
-// Every §A (docs/model/acceptance.md) row, the shipped G2 examples and a 120-session §E-shaped run give
+// Every §A (docs/model/cases.md) row, the shipped G2 examples and a 120-session §E-shaped run give
 // the same prediction.json, requests.jsonl and passes.jsonl, byte for
 // byte, as a run that wakes for each completion.
 func TestDeferredCompletionsChangeNothing(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 // ffRun replays cfg over wl with the invariant checker on (after every
 // pass, fast-forwarded ones included) and the fast-forward on or off, and
 // returns prediction.json, requests.jsonl and the passes fast-forwarded.
-// (The checker is off for §E's (docs/model/acceptance.md) 10,000 sessions: with 8,192 G1 blocks it
+// (The checker is off for §E's (docs/model/cases.md) 10,000 sessions: with 8,192 G1 blocks it
 // takes minutes.)
 func ffRun(t *testing.T, cfg *config.Config, open Opener, off bool) ([2][]byte, int64) {
 	t.Helper()

@@ -9,7 +9,7 @@ import (
 	"github.com/kvsim/kvsim/core/engine"
 )
 
-// g3Config is the §B (docs/model/acceptance.md) setup on two workers with a G3 tier behind G2.
+// g3Config is the §B (docs/model/cases.md) setup on two workers with a G3 tier behind G2.
 const g3Config = `
 traffic:
   source: {type: trace, format: mooncake, paths: [t.jsonl], block_size: 4}

@@ -63,7 +63,7 @@ const RecordBytesLimit = 2 << 30
 // names run from 8 bytes, "s3t2#17", to 20, "request_4920-0#288").
 // Measured: the Mooncake conversation trace's passes 100,000 to 100,099
 // (40,000 G1 blocks, pools full) take a median 674 KB a line against 640
-// KB estimated; the 39 GB of its first 546 s are about 290 KB a line; §A's (docs/model/acceptance.md)
+// KB estimated; the 39 GB of its first 546 s are about 290 KB a line; §A's (docs/model/cases.md)
 // small pools, rarely full, are overestimated (2.5 MB written).
 func RecordBytes(cfg *config.Config, passes int64) (bytes, perLine float64) {
 	perRank := 0

@@ -170,7 +170,7 @@ func TestCaptureLimits(t *testing.T) {
 }
 
 // TestRecordBytesLimit: a whole per-pass record estimated over
-// Limits.MaxRecordBytes is refused with the estimate (§A's (docs/model/acceptance.md) default row:
+// Limits.MaxRecordBytes is refused with the estimate (§A's (docs/model/cases.md) default row:
 // 1,961 passes of 256 + 16 × (128 + 2,048) bytes), so is a window whose
 // lines are, a window of no pass is refused, and a record or window under
 // the bound is kept.

@@ -7,7 +7,7 @@ import (
 	"github.com/kvsim/kvsim/traces"
 )
 
-// TestRestorePD is docs/model/acceptance.md ("Case B: restore from G2") in P/D
+// TestRestorePD is docs/model/cases.md ("Case B: restore from G2") in P/D
 // form with a cluster_shared pool (issue 6): the restore takes 8 tokens from
 // G2 on the prefill worker, its admission history shows both pools, and the
 // shared pool is one domain of 8 blocks.

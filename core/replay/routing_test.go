@@ -17,7 +17,7 @@ import (
 )
 
 // TestRoutingCaseC: the §C agentic example on two workers
-// (docs/model/acceptance.md ("Case C: agentic workers with private G2"))
+// (docs/model/cases.md ("Case C: agentic workers with private G2"))
 // with session_affinity and kv_router: the later turn that repeats the
 // play's first prompt ("restore") lands on the worker that holds that
 // prefix, and that worker reuses all 8 of its full-block tokens — from G2

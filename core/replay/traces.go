@@ -37,7 +37,7 @@ type Traces struct {
 
 // memFile serves a trace held in memory. Unlike io.NopCloser it keeps
 // the reader's Len, so the trace reader copies it into one allocation
-// instead of regrowing a copy (io.ReadAll: 13 MB more allocated per §E (docs/model/acceptance.md)
+// instead of regrowing a copy (io.ReadAll: 13 MB more allocated per §E (docs/model/cases.md)
 // benchmark iteration, 137.5 MB against 124.5).
 type memFile struct{ *bytes.Reader }
 

@@ -64,7 +64,7 @@ type Request struct {
 	Tokens        int // output tokens emitted
 	// gapMs and gapRun are the run of identical inter-token gaps in
 	// progress (gapRun 0: none yet); gaps holds the closed runs, merged by
-	// value. Token runs once per output token (3.8 M times per §E (docs/model/acceptance.md) run):
+	// value. Token runs once per output token (3.8 M times per §E (docs/model/cases.md) run):
 	// counting the open run beside the token fields touches one part of
 	// the record instead of also the gaps list. closedGaps is how many
 	// gaps the closed runs hold (the summary checks its table's counts

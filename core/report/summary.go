@@ -138,7 +138,7 @@ func Summarize(recs []Request, dispatched int, run Run) Summary {
 		Preemptions: run.Preemptions, G2: run.G2, Domains: run.Domains, KVCR: run.KVCR, G3: run.G3}
 	// One value per completed request at most: sized once, so a long run
 	// does not regrow four lists (regrowing them was 5 % of the CPU
-	// samples of a profiled pair of §E (docs/model/acceptance.md) runs).
+	// samples of a profiled pair of §E (docs/model/cases.md) runs).
 	ttft, e2e := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
 	ttst, tpot := make([]float64, 0, len(recs)), make([]float64, 0, len(recs))
 	var reused, firstReused int64

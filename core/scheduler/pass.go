@@ -192,7 +192,7 @@ func (k *Rank) keepRunning(i int, kept *int, r *request.Request) {
 // pushReq appends r to a pass list that is reused from pass to pass. A
 // pointer stored into the heap goes through the GC's write barrier while a
 // collection is marking, which covers much of a run (the barrier cost 12 %
-// of a §A (docs/model/acceptance.md) run natively and more under wasm, where the program has one
+// of a §A (docs/model/cases.md) run natively and more under wasm, where the program has one
 // thread). A pass mostly emits and schedules the same requests in the same
 // order as the pass before, so the slot past the list's end usually holds r
 // already and is then reused without a store. The list's pointer is kept by

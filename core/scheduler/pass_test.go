@@ -51,7 +51,7 @@ func seq(from, n uint32) []uint32 {
 }
 
 // TestRelease_TailFirst is
-// docs/model/acceptance.md ("Case B: restore from G2")'s release: after a
+// docs/model/cases.md ("Case B: restore from G2")'s release: after a
 // 9-token request finishes, its partial block is free and blocks 1 then 0 are
 // in the eviction queue (block 1 is evicted first).
 func TestRelease_TailFirst(t *testing.T) {

@@ -27,7 +27,7 @@ func counts(conversation bool) []int {
 	return []int{1, 2, 3}
 }
 
-// defaultPlan is the default sweep: §A (docs/model/acceptance.md) over eight G2 sizes × 3 connectors.
+// defaultPlan is the default sweep: §A (docs/model/cases.md) over eight G2 sizes × 3 connectors.
 func defaultPlan(t testing.TB) (*sweep.Plan, replay.Traces) {
 	t.Helper()
 	data, err := traces.Read(sweep.DefaultConfig)

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// benchVary is issue 8's benchmark grid: 12 G2 sizes × 3 connectors of §A (docs/model/acceptance.md).
+// benchVary is issue 8's benchmark grid: 12 G2 sizes × 3 connectors of §A (docs/model/cases.md).
 var benchVary = []string{
 	"host_offload.num_host_blocks=64,128,192,256,320,384,512,768,1024,1536,2048,4096",
 	"connector=offloading_v0_24,offloading_v0_32,simple_cpu_v0_32",

@@ -228,7 +228,7 @@ func (r *Result) Series(x int, column string) []Series {
 	return out
 }
 
-// Summary columns the sizing plots use (docs/model/acceptance.md: "restored"
+// Summary columns the sizing plots use (docs/model/cases.md: "restored"
 // is the first-admission G2 reuse, "recomputed" the committed prefill tokens).
 const (
 	ColumnRestored   = "first_admission_host_reused_input_tokens"

@@ -22,7 +22,7 @@ import (
 // DefaultConfig names the built-in example (in package traces) that a
 // sweep uses when no config is given, and DefaultVary is its grid: the
 // connector comparison of
-// docs/model/acceptance.md ("Case A: connector comparison") over eight G2
+// docs/model/cases.md ("Case A: connector comparison") over eight G2
 // sizes.
 const DefaultConfig = "connectors.yaml"
 

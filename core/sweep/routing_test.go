@@ -8,7 +8,7 @@ import (
 )
 
 // TestVaryRouting: engine.routing is a sweep dimension
-// (docs/model/engine.md ("Placement")): one point per policy on the §C (docs/model/acceptance.md)
+// (docs/model/engine.md ("Placement")): one point per policy on the §C (docs/model/cases.md)
 // agentic example (two workers); the round_robin point's summary is a
 // plain run's, byte for byte; the other points add the per-worker columns;
 // an unknown policy is refused naming the value and the known policies.

@@ -42,7 +42,7 @@ func mustRun(t testing.TB, p *Plan, opts Options) *Result {
 	return r
 }
 
-// single runs the §A (docs/model/acceptance.md) example once with full --set paths, as
+// single runs the §A (docs/model/cases.md) example once with full --set paths, as
 // core/replay's acceptance test does, without the sweep package.
 func single(t testing.TB, sets []string) *replay.Result {
 	t.Helper()

@@ -7,7 +7,7 @@ import (
 )
 
 // TestVaryTiming: the timing type and the GPU are sweep dimensions (issue
-// 20): on §A's (docs/model/acceptance.md) config (2,048 SimpleCPU blocks), fixed, polynomial and
+// 20): on §A's (docs/model/cases.md) config (2,048 SimpleCPU blocks), fixed, polynomial and
 // roofline on an H100 and a B200 are six points; the fixed points are §A's
 // row (15,568 restored), roofline on the B200 has a shorter median TTFT
 // than on the H100, and a GPU outside the catalog is refused naming the

@@ -2,7 +2,7 @@ package timing
 
 import "testing"
 
-// BenchmarkPass64 times one pass of 64 decode steps (the §E (docs/model/acceptance.md) batch) per
+// BenchmarkPass64 times one pass of 64 decode steps (the §E (docs/model/cases.md) batch) per
 // model kind.
 func BenchmarkPass64(b *testing.B) {
 	a, _ := LookupModel("Llama-3.1-8B")

@@ -166,7 +166,7 @@ func (s *Step) decodeStep(p int, dcRate float64) decodeTerm {
 
 // A decodeTable keeps the decode terms by tokens of context. A decode step's
 // terms depend on its context alone, and a pass of 64 decodes computed
-// them 64 times (a third of a §E (docs/model/acceptance.md) roofline run's extra instructions over
+// them 64 times (a third of a §E (docs/model/cases.md) roofline run's extra instructions over
 // fixed timing, docs/timing.md ("The cost of a modelled pass")); the table
 // computes each once per run, with the same operations, so the step times
 // keep every bit. It grows to the largest context seen, up to

@@ -317,7 +317,7 @@ func TestReadMooncakeIgnoresAgenticKeys(t *testing.T) {
 }
 
 // TestReadAgenticG2Restore reads the
-// docs/model/acceptance.md ("Case C: agentic workers with private G2") example
+// docs/model/cases.md ("Case C: agentic workers with private G2") example
 // as one play: a chain seed → pressure → restore → finish, each waiting 98 ms
 // after its predecessor completes (2 ms in the §B engine setup), so they start
 // at 0, 100, 200 and 300 ms; restore repeats seed's prefix.

@@ -6,7 +6,7 @@ import (
 )
 
 // benchTrace is the benchmark trace of
-// docs/model/acceptance.md ("Case E: the benchmark"): the §A shape with 10,000
+// docs/model/cases.md ("Case E: the benchmark"): the §A shape with 10,000
 // sessions × 6 turns = 60,000 rows.
 func benchTrace(tb testing.TB) []byte {
 	tb.Helper()

@@ -8,7 +8,7 @@ import (
 )
 
 // ConnectorsTraceSpec shapes the mooncake-delta trace of
-// docs/model/acceptance.md ("Case A: connector comparison"): Sessions sessions
+// docs/model/cases.md ("Case A: connector comparison"): Sessions sessions
 // written one after another, each of Turns turns; turn 0 has FirstTurnTokens
 // new tokens and later turns LaterTurnTokens, each turn OutputTokens output;
 // hash ids are fresh consecutive integers from 1 (tokens / BlockSize per row,

@@ -12,7 +12,7 @@ import (
 var update = flag.Bool("update", false, "rewrite traces/delta-sessions.jsonl from WriteConnectorsTrace")
 
 // shippedTrace is the repository's copy of the §A trace
-// (docs/model/acceptance.md ("Where the inputs are")).
+// (docs/model/cases.md ("Where the inputs are")).
 var shippedTrace = filepath.Join("..", "..", "traces", "delta-sessions.jsonl")
 
 func TestWriteConnectorsTraceMatchesCase(t *testing.T) {

@@ -172,7 +172,7 @@ func TestReadTimestampDelays(t *testing.T) {
 }
 
 // TestReadArrivalNormalisation is
-// docs/model/acceptance.md ("Case D: smaller checks"): arrivals listed sorted.
+// docs/model/cases.md ("Case D: smaller checks"): arrivals listed sorted.
 func TestReadArrivalNormalisation(t *testing.T) {
 	cases := []struct {
 		ts   [2]string

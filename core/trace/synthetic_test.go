@@ -112,7 +112,7 @@ func TestSyntheticUnalignedPrefixAndEdges(t *testing.T) {
 }
 
 // TestSyntheticSessionsCumulative is
-// docs/model/acceptance.md ("Case D: smaller checks"): new 8, output 2, three
+// docs/model/cases.md ("Case D: smaller checks"): new 8, output 2, three
 // turns ⇒ prompts of 8, 18 and 28 tokens.
 func TestSyntheticSessionsCumulative(t *testing.T) {
 	w := SyntheticSessions(SessionSpec{NewInputTokensPerTurn: 8, OutputTokensPerTurn: 2, Turns: 3, Sessions: 2, EngineBlockSize: 4, InterTurnDelayMs: 5})

@@ -99,7 +99,7 @@ func finishTimes(t *testing.T, f *transfer.FairShare) map[int64]vtime.Time {
 }
 
 // TestFairShare_FourRanksGet20GBps is
-// docs/model/acceptance.md ("Case D: smaller checks"): four ranks at 32 GB/s
+// docs/model/cases.md ("Case D: smaller checks"): four ranks at 32 GB/s
 // under an 80 GB/s pool each move at 20 GB/s, so 20 MB take 1 ms (0.625 ms at
 // the full link rate).
 func TestFairShare_FourRanksGet20GBps(t *testing.T) {

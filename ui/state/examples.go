@@ -96,7 +96,7 @@ var Examples = []*Example{
 }
 
 // DefaultExample is the page's starting point
-// (docs/model/acceptance.md ("Case A: connector comparison") at 192 host
+// (docs/model/cases.md ("Case A: connector comparison") at 192 host
 // blocks).
 func DefaultExample() *Example { return Examples[0] }
 

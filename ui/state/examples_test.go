@@ -28,7 +28,7 @@ func exampleRun(t *testing.T, id string, sets ...string) *replay.Output {
 
 const aggHost = "engine.workers.aggregated.kv_cache.host_offload"
 
-// connectorRun is an §A (docs/model/acceptance.md) example's run with another connector and G2 size.
+// connectorRun is an §A (docs/model/cases.md) example's run with another connector and G2 size.
 func connectorRun(t *testing.T, id, connector string, blocks int) *replay.Output {
 	return exampleRun(t, id, aggHost+".connector="+connector, aggHost+".num_host_blocks="+strconv.Itoa(blocks))
 }

@@ -680,7 +680,7 @@ func (s *SessionSpec) Set(g GenField, n int) {
 	}
 }
 
-// DefaultSessions is the generator's starting point: the §A (docs/model/acceptance.md) shape scaled
+// DefaultSessions is the generator's starting point: the §A (docs/model/cases.md) shape scaled
 // up to a workload that takes a noticeable time to run.
 var DefaultSessions = SessionSpec{Sessions: 64, Turns: 6, NewTokens: 256, OutputTokens: 64, Concurrency: 4, DelayMs: 200}
 

@@ -164,7 +164,7 @@ func TestEditThroughAliases(t *testing.T) {
 	if c.Engine.Workers.Prefill.Scheduler.MaxSequences != 2 || c.Engine.Workers.Decode.Scheduler.MaxSequences != 2 {
 		t.Errorf("max sequences not set on both roles:\n%s", next)
 	}
-	if !strings.HasPrefix(next, "# Case B of docs/model/acceptance.md in P/D form") {
+	if !strings.HasPrefix(next, "# Case B of docs/model/cases.md in P/D form") {
 		t.Error("the comments went")
 	}
 }

@@ -63,7 +63,7 @@ func TestTimingControls(t *testing.T) {
 		t.Errorf("after G1 4096: fraction %v, G1 %d", f5.MemFraction, f5.G1)
 	}
 
-	// polynomial takes a speedup; fixed comes back with the §A (docs/model/acceptance.md) values
+	// polynomial takes a speedup; fixed comes back with the §A (docs/model/cases.md) values
 	cfg6 := mustParse(t, next)
 	next, err = Edit(next, cfg6, FormOf(cfg6), FTiming, "polynomial")
 	if err != nil {

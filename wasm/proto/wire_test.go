@@ -7,7 +7,7 @@ import (
 )
 
 // sampleResult is a run reply of the default page's size: three runs of
-// §A (docs/model/acceptance.md) with their views (six turns each) and pass metadata.
+// §A (docs/model/cases.md) with their views (six turns each) and pass metadata.
 func sampleResult() *Reply {
 	res := &RunResult{Indexing: true}
 	for i, label := range []string{"offloading v0.24", "offloading v0.32", "SimpleCPU v0.32"} {

@@ -19,7 +19,7 @@ import (
 
 const hostOffload = "engine.workers.aggregated.kv_cache.host_offload"
 
-// aRow is docs/model/acceptance.md ("Case A: connector comparison")'s row
+// aRow is docs/model/cases.md ("Case A: connector comparison")'s row
 // "2048 blocks, simple_cpu_v0_32".
 var aRow = []string{hostOffload + ".num_host_blocks=2048", hostOffload + ".connector=simple_cpu_v0_32"}
 

@@ -9,7 +9,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.prediction.json from the native runs")
 
-// TestGoldenPredictions pins the native prediction.json of the §B (docs/model/acceptance.md) example
+// TestGoldenPredictions pins the native prediction.json of the §B (docs/model/cases.md) example
 // and the §A row the smoke test replays under wrangler dev: worker/smoke.sh
 // compares the wasm worker's answers with these files byte for byte. After a
 // deliberate report change: go test ./worker/api -run TestGoldenPredictions -update

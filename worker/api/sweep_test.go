@@ -83,7 +83,7 @@ func TestSweepListing(t *testing.T) {
 // TestSweepPointEqualsSingleRun: every point of the §A grid answers with
 // the run /api/replay gives for the point's "set", and with the native
 // run, byte for byte; the recomputed tokens are
-// docs/model/acceptance.md ("Case A: connector comparison")'s.
+// docs/model/cases.md ("Case A: connector comparison")'s.
 func TestSweepPointEqualsSingleRun(t *testing.T) {
 	h := Handler()
 	l, _ := list(t, h, sweepBody+"}")
