@@ -14,9 +14,11 @@
 package g1
 
 import (
+	"slices"
+
 	"github.com/kvsim/kvsim/core/identity"
 	"github.com/kvsim/kvsim/core/internal/index"
-	"slices"
+	"github.com/kvsim/kvsim/core/internal/inplace"
 )
 
 // Slot states.
@@ -589,7 +591,8 @@ func (p *Pool) FinalizeRun(slots []int32, ids []identity.ID) {
 		}
 	}
 	index.SetAll(&p.copies, newIDs, newCopies)
-	p.newIDs, p.newCopies = newIDs, newCopies
+	inplace.Store(&p.newIDs, newIDs)
+	inplace.Store(&p.newCopies, newCopies)
 }
 
 // Dep returns the pending store that still reads slot s (0 = none).
