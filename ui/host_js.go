@@ -132,6 +132,22 @@ func (h *jsHost) attach(a *Root) {
 			return nil
 		})
 	}
+	// the pass view's scrubber: its frame renders when it comes, so the
+	// input itself renders only when no frame will (PassView.Scrub)
+	doc.Call("addEventListener", "input", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer recoverJS("callback")
+		t := args[0].Get("target")
+		if !t.Truthy() || t.Get("id").String() != "pv-scrub" {
+			return nil
+		}
+		h.env.Lock()
+		if a.Runs.Passes.Scrub(atoi(t.Get("value").String())) {
+			h.env.UnlockRender()
+		} else {
+			h.env.UnlockOnly()
+		}
+		return nil
+	}))
 	doc.Call("addEventListener", "mousemove", pointer(false))
 	doc.Call("addEventListener", "click", pointer(true))
 	var pending bool

@@ -208,6 +208,18 @@ func (c *PassView) SeekTo(p int) {
 	c.Run.page.updateURL()
 }
 
+// Scrub is the scrubber's input, which the host takes outside vugu's
+// events (host_js.go) so that it costs no render of its own: the frame it
+// asks for renders when it comes, and a scrub across the Mooncake page
+// took two renders of about 45 ms each in Chromium (docs/ui.md, "Renders
+// are rationed"). It tells whether the page must render now: when no frame
+// is on its way (nothing to show, or the position did not change).
+func (c *PassView) Scrub(p int) (render bool) {
+	c.SeekTo(p)
+	pv := c.pv
+	return pv == nil || pv.inflight == nil || c.Run.page.Fatal != ""
+}
+
 // Step moves by d passes.
 func (c *PassView) Step(d int) {
 	if c.pv != nil {

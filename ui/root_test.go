@@ -239,6 +239,21 @@ func TestPassViewFlow(t *testing.T) {
 	if !strings.Contains(h.frag, "pass=4") {
 		t.Errorf("the link %q lacks the pass", h.frag)
 	}
+	// the scrubber renders with its frame, not on its own input
+	if a.Runs.Passes.Scrub(5) || pv.Pass != 5 || h.last().Op != proto.OpSeek || h.last().Seek.Passes[0] != 5 {
+		t.Errorf("Scrub(5): asked for a render or no frame (pass %d, last message %v)", pv.Pass, h.last())
+	}
+	if a.Runs.Passes.Scrub(5) {
+		t.Error("Scrub to the pass asked for renders while its frame is on its way")
+	}
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgFrame, ID: pv.seekID,
+		Frame: &proto.FrameReply{Frames: []*proto.FrameOut{{Bin: 1, Meta: &proto.FrameMeta{Pass: 5}}}}}, [][]byte{frame(5)}))
+	if !a.Runs.Passes.Scrub(5) {
+		t.Error("Scrub to the pass shown asked for no render, and no frame is coming")
+	}
+	a.Runs.Passes.SeekTo(4)
+	a.Deliver(reply(t, proto.Reply{Type: proto.MsgFrame, ID: pv.seekID,
+		Frame: &proto.FrameReply{Frames: []*proto.FrameOut{{Bin: 1, Meta: &proto.FrameMeta{Pass: 4}}}}}, [][]byte{frame(4)}))
 	if !a.Key("ArrowLeft", false) || pv.Pass != 3 {
 		t.Errorf("ArrowLeft: pass %d", pv.Pass)
 	}
