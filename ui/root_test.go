@@ -123,6 +123,20 @@ func TestDefaultPageAndRun(t *testing.T) {
 	if rows := a.Runs.Table.Rows(); len(rows) != 2 || rows[0].ID != "s1t0" {
 		t.Errorf("sorted rows %+v", rows)
 	}
+	a.Runs.Table.SortBy("ttft") // a second click reverses
+	if rows := a.Runs.Table.Rows(); len(rows) != 2 || rows[0].ID != "s0t0" {
+		t.Errorf("rows sorted again %+v", rows)
+	}
+	// the table keeps its order for one view: another view is sorted anew
+	if p := a.Runs.Table.placement(); len(p) != 2 {
+		t.Errorf("placement %+v", p)
+	}
+	v := *a.Runs.Sel().View
+	v.Rows = []proto.Row{{ID: "b", TTFT: 1}, {ID: "a", TTFT: 2}}
+	a.Runs.Sel().View = &v
+	if rows := a.Runs.Table.Rows(); len(rows) != 2 || rows[0].ID != "b" || len(a.Runs.Table.placement()) != 1 {
+		t.Errorf("another view's rows %+v, placement %+v", rows, a.Runs.Table.placement())
+	}
 	// requests.jsonl comes from the worker, replayed from the run's spec
 	a.Runs.Download("requests.jsonl")
 	f := h.last()
