@@ -195,7 +195,8 @@ func BenchmarkDivergencesA3(b *testing.B) {
 // BenchmarkFrameMooncake answers the page's seek of 20 random passes of
 // the pass view's first window of the Mooncake conversation trace (no G2,
 // 4 ranks of 40,000 G1 slots): record.SeekInto, then the frame's
-// encoding, reported apart (ms-seek, ms-encode: medians). The trace is
+// encoding and the page's decoding of it, reported apart (ms-seek,
+// ms-encode, ms-decode: medians). The trace is
 // not in the repository: set KVSIM_MOONCAKE to its conversation.yaml.
 func BenchmarkFrameMooncake(b *testing.B) {
 	config, trace := mooncakeCase(b)
@@ -209,8 +210,9 @@ func BenchmarkFrameMooncake(b *testing.B) {
 	for !p.step(time.Second) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	var f proto.Frame
 	for b.Loop() {
-		var seeks, encodes []time.Duration
+		var seeks, encodes, decodes []time.Duration
 		for range 20 {
 			rank, pass := rng.IntN(4), 1+rng.IntN(2000)
 			t0 := time.Now()
@@ -218,15 +220,22 @@ func BenchmarkFrameMooncake(b *testing.B) {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
-			if _, _, err := p.encodeFrame(0, &p.snaps[0]); err != nil {
+			bin, _, err := p.encodeFrame(0, &p.snaps[0])
+			if err != nil {
 				b.Fatal(err)
 			}
-			seeks, encodes = append(seeks, t1.Sub(t0)), append(encodes, time.Since(t1))
+			t2 := time.Now()
+			if err := proto.DecodeFrame(bin, &f); err != nil {
+				b.Fatal(err)
+			}
+			seeks, encodes, decodes = append(seeks, t1.Sub(t0)), append(encodes, t2.Sub(t1)), append(decodes, time.Since(t2))
 		}
-		slices.Sort(seeks)
-		slices.Sort(encodes)
+		for _, d := range [][]time.Duration{seeks, encodes, decodes} {
+			slices.Sort(d)
+		}
 		b.ReportMetric(float64(seeks[10].Microseconds())/1000, "ms-seek")
 		b.ReportMetric(float64(encodes[10].Microseconds())/1000, "ms-encode")
+		b.ReportMetric(float64(decodes[10].Microseconds())/1000, "ms-decode")
 	}
 }
 

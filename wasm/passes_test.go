@@ -486,6 +486,31 @@ func TestFramesNameWhatTheRecordHolds(t *testing.T) {
 	}
 }
 
+// TestFrameDecodingRefusesBrokenFrames: a frame cut short anywhere, or
+// with a byte too many, is refused with an error (the page shows it),
+// never read past its end; the whole one decodes.
+func TestFrameDecodingRefusesBrokenFrames(t *testing.T) {
+	j := goldenJob(t, "connectors.yaml", goldenCases[2].sets)
+	j.Passes = true
+	p := indexAll(t, j.run(nil))
+	bin, _, err := p.frame(0, 0, p.recs[0].NumPasses(0)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f proto.Frame
+	if err := proto.DecodeFrame(bin, &f); err != nil || len(f.Strings) == 0 {
+		t.Fatalf("the frame: %v, %d names", err, len(f.Strings))
+	}
+	for n := range len(bin) {
+		if err := proto.DecodeFrame(bin[:n], &f); err == nil {
+			t.Fatalf("a frame cut to %d of its %d bytes decoded", n, len(bin))
+		}
+	}
+	if err := proto.DecodeFrame(append(slices.Clip(bin), 0), &f); err == nil {
+		t.Error("a frame with a byte too many decoded")
+	}
+}
+
 // decodedFrame is the frame of rank 0's pass of p's first run, as the page
 // decodes it.
 func decodedFrame(t *testing.T, p *passes, pass int) (proto.Frame, *proto.FrameMeta) {
