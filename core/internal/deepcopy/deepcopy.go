@@ -105,6 +105,11 @@ type info struct {
 	slice   reflect.Type // []t, for the copies of regions of t
 	plan    []leaf
 	planned bool
+	// bare: t holds no pointer the collector follows (strings are
+	// pointers), so its copies are plain memory moves.
+	bare bool
+	// arena is where copyRegions puts this copy's regions of t.
+	arena *arena
 }
 
 // A leaf is a word of a type's layout that may point somewhere: a
@@ -123,13 +128,33 @@ func (c *Copier) info(t reflect.Type) *info {
 	if c.infos == nil {
 		c.infos = map[reflect.Type]*info{}
 	}
-	in := &info{t: t, kind: t.Kind(), size: t.Size(), shared: c.shared[t], custom: c.custom[t]}
+	in := &info{t: t, kind: t.Kind(), size: t.Size(), shared: c.shared[t], custom: c.custom[t], bare: bare(t)}
 	c.infos[t] = in // before its element's: a type may point to itself
 	switch in.kind {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		in.elem = c.info(t.Elem())
 	}
 	return in
+}
+
+// bare tells whether values of t hold no pointer at all.
+func bare(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !bare(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		return t.Len() == 0 || bare(t.Elem())
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	}
+	return false
 }
 
 // planOf is in's leaves, in memory order; nil when a value of in's type
@@ -308,6 +333,12 @@ func (s *copying) region(start unsafe.Pointer, elem *info, n int) {
 		s.fail("%v held by value has a custom copy", elem.t)
 		return
 	}
+	if len(s.c.planOf(elem)) == 0 {
+		// Nothing in it to scan: merge drops a region noted twice. (An
+		// engine's request records hold 36,000 such slices.)
+		s.regions = append(s.regions, region{start: start, end: uintptr(start) + uintptr(n)*elem.size, elem: elem, n: n})
+		return
+	}
 	k := regionKey{start, elem}
 	done, seen := s.scanned[k]
 	if seen && done >= n {
@@ -381,10 +412,17 @@ func (s *copying) merge() error {
 	})
 	for _, k := range keys {
 		r := s.regions[k.i]
-		if n := len(s.outers) - 1; n >= 0 && uintptr(r.start) < s.outers[n].end {
+		n := len(s.outers) - 1
+		if n >= 0 && uintptr(r.start) < s.outers[n].end {
 			if o := s.outers[n]; r.end > o.end {
 				return fmt.Errorf("deepcopy: %d %v overlap %d %v without either holding the other", r.n, r.elem.t, o.n, o.elem.t)
 			}
+			continue
+		}
+		if n >= 0 && uintptr(r.start) == s.outers[n].end && r.elem == s.outers[n].elem {
+			// Regions of one type end to end (slices of one arena) are
+			// copied as one: the slices keep their own capacities.
+			s.outers[n].end, s.outers[n].n = r.end, s.outers[n].n+r.n
 			continue
 		}
 		s.outers = append(s.outers, r)
@@ -401,36 +439,45 @@ func (s *copying) merge() error {
 // so an append past it reallocates rather than writing into the next.
 func (s *copying) copyRegions() {
 	s.c.copied = 0
-	type arena struct {
-		n, used int
-		base    unsafe.Pointer
-	}
-	arenas := map[*info]*arena{}
 	var order []*info
 	for _, o := range s.outers {
-		a := arenas[o.elem]
+		a := o.elem.arena
 		if a == nil {
 			a = &arena{}
-			arenas[o.elem] = a
+			o.elem.arena = a
 			order = append(order, o.elem)
 		}
 		a.n += o.n
 		s.c.copied += int64(o.end - uintptr(o.start))
 	}
+	defer func() {
+		for _, elem := range order {
+			elem.arena = nil
+		}
+	}()
 	for _, elem := range order {
 		if elem.slice == nil {
 			elem.slice = reflect.SliceOf(elem.t)
 		}
-		a := arenas[elem]
+		a := elem.arena
 		a.base = reflect.MakeSlice(elem.slice, a.n, a.n).UnsafePointer()
+		if !elem.bare {
+			a.dst, a.src = reflect.New(elem.slice), reflect.New(elem.slice)
+		}
 	}
 	for i := range s.outers {
 		o := &s.outers[i]
-		a := arenas[o.elem]
+		a := o.elem.arena
 		o.copy = unsafe.Add(a.base, uintptr(a.used)*o.elem.size)
 		a.used += o.n
-		dst, src := sliceHeader{o.copy, o.n, o.n}, sliceHeader{o.start, o.n, o.n}
-		reflect.Copy(reflect.NewAt(o.elem.slice, unsafe.Pointer(&dst)).Elem(), reflect.NewAt(o.elem.slice, unsafe.Pointer(&src)).Elem())
+		if o.elem.bare {
+			size := int(o.end - uintptr(o.start))
+			copy(unsafe.Slice((*byte)(o.copy), size), unsafe.Slice((*byte)(o.start), size))
+			continue
+		}
+		*(*sliceHeader)(a.dst.UnsafePointer()) = sliceHeader{o.copy, o.n, o.n}
+		*(*sliceHeader)(a.src.UnsafePointer()) = sliceHeader{o.start, o.n, o.n}
+		reflect.Copy(a.dst.Elem(), a.src.Elem())
 	}
 	for _, o := range s.outers {
 		if len(s.c.planOf(o.elem)) == 0 {
@@ -440,6 +487,15 @@ func (s *copying) copyRegions() {
 			s.walk(unsafe.Add(o.copy, uintptr(i)*o.elem.size), o.elem, s.fix)
 		}
 	}
+}
+
+// An arena is the array that one Copy's regions of one type are copied
+// into; dst and src hold a []t header each for reflect.Copy (made once a
+// type: reflect.NewAt a region looks its type up in a shared cache).
+type arena struct {
+	n, used  int
+	base     unsafe.Pointer
+	dst, src reflect.Value
 }
 
 // moved is where the copy holds what the original held at q.

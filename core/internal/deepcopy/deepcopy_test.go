@@ -370,3 +370,63 @@ func TestCopy_RegionsOfOneTypeStayApart(t *testing.T) {
 		t.Errorf("the original changed: %v %v %v", in.a[:4], in.b, in.c)
 	}
 }
+
+// TestCopy_ArenaSlices: slices cut end to end from one array (an engine's
+// per-request lists: arena[i:i:i+2]) are copied as one region, with
+// strings (a type the collector scans) and without (plain memory), and
+// twice-noted regions (a slice and a reslice of it) still share their
+// copy: each copied slice keeps its capacity, a write through one shows in
+// the slices that alias it and not in its neighbours, and the original
+// stays as it was.
+func TestCopy_ArenaSlices(t *testing.T) {
+	type named struct {
+		name string
+		n    int32
+	}
+	type rec struct {
+		nums  []int32
+		names []named
+		again []int32 // a reslice of nums
+	}
+	nums := make([]int32, 12)
+	names := make([]named, 12)
+	recs := make([]rec, 6)
+	for i := range recs {
+		recs[i].nums = nums[2*i : 2*i+1 : 2*i+2]
+		recs[i].names = names[2*i : 2*i+1 : 2*i+2]
+		recs[i].nums[0], recs[i].names[0] = int32(i), named{fmt.Sprint("r", i), int32(i)}
+		if i%2 == 0 {
+			recs[i].again = recs[i].nums[:2]
+		}
+	}
+	c := &Copier{}
+	out, err := Copy(c, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(recs))*int64(unsafe.Sizeof(rec{})) + 12*4 + 12*int64(unsafe.Sizeof(named{})); c.Copied() != want {
+		t.Errorf("copied %d bytes, want %d (the records and the two arenas once)", c.Copied(), want)
+	}
+	for i := range out {
+		r := &out[i]
+		if cap(r.nums) != 2 || cap(r.names) != 2 || r.nums[0] != int32(i) || r.names[0] != (named{fmt.Sprint("r", i), int32(i)}) {
+			t.Fatalf("record %d copied as %v %v", i, r.nums[:cap(r.nums)], r.names[:cap(r.names)])
+		}
+		if &r.nums[0] == &recs[i].nums[0] || &r.names[0] == &recs[i].names[0] {
+			t.Fatalf("record %d's lists are the original's", i)
+		}
+		r.nums = append(r.nums, 100+int32(i)) // within its capacity: its own second element
+		r.names = append(r.names, named{"x", 1})
+		if i%2 == 0 && (r.again[1] != 100+int32(i) || &r.again[0] != &r.nums[0]) {
+			t.Errorf("record %d's reslice no longer aliases its list: %v", i, r.again)
+		}
+	}
+	for i := range out {
+		if out[i].nums[0] != int32(i) || out[i].names[0].name != fmt.Sprint("r", i) {
+			t.Errorf("record %d was overwritten by a neighbour's append: %v %v", i, out[i].nums, out[i].names)
+		}
+		if recs[i].nums[:2][1] != 0 || recs[i].names[:2][1] != (named{}) {
+			t.Errorf("the original's record %d changed", i)
+		}
+	}
+}
