@@ -21,6 +21,7 @@ package deepcopy
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"reflect"
 	"slices"
 	"unsafe"
@@ -396,21 +397,11 @@ func (s *copying) scanMap(p unsafe.Pointer, in *info) {
 // that overlap without one holding the other. It sorts small keys, not
 // the regions: a Mooncake engine has about 36,000 regions.
 func (s *copying) merge() error {
-	type key struct {
-		start, end uintptr
-		i          int32
-	}
 	keys := make([]key, len(s.regions))
 	for i, r := range s.regions {
 		keys[i] = key{uintptr(r.start), r.end, int32(i)}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.end, a.end)
-	})
-	for _, k := range keys {
+	for _, k := range sortKeys(keys) {
 		r := s.regions[k.i]
 		n := len(s.outers) - 1
 		if n >= 0 && uintptr(r.start) < s.outers[n].end {
@@ -429,6 +420,55 @@ func (s *copying) merge() error {
 	}
 	s.regions = nil
 	return nil
+}
+
+// A key is a region's place in memory and its index in copying.regions.
+type key struct {
+	start, end uintptr
+	i          int32
+}
+
+// sortKeys returns keys ordered by start, and those with one start by end
+// from the largest (the outer region first). It sorts by start with a
+// least significant digit radix sort, a byte a pass, skipping the bytes
+// every start shares (a comparison sort of a Mooncake engine's 36,000
+// regions was a fifth of a copy under wasm, where the comparison is a
+// call), then each run of equal starts by end. keys is reused.
+func sortKeys(keys []key) []key {
+	var or, and uintptr = 0, ^uintptr(0)
+	for _, k := range keys {
+		or, and = or|k.start, and&k.start
+	}
+	tmp := make([]key, len(keys))
+	for shift := 0; shift < bits.UintSize; shift += 8 {
+		if (or^and)>>shift&0xff == 0 {
+			continue // every start has this byte
+		}
+		var at [257]int
+		for _, k := range keys {
+			at[k.start>>shift&0xff+1]++
+		}
+		for b := 1; b < len(at); b++ {
+			at[b] += at[b-1]
+		}
+		for _, k := range keys {
+			d := k.start >> shift & 0xff
+			tmp[at[d]] = k
+			at[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].start == keys[i].start {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(keys[i:j], func(a, b key) int { return cmp.Compare(b.end, a.end) })
+		}
+		i = j
+	}
+	return keys
 }
 
 // copyRegions allocates the copies of the outer regions, one array per

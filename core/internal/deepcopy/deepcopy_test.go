@@ -1,6 +1,7 @@
 package deepcopy
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -427,6 +428,38 @@ func TestCopy_ArenaSlices(t *testing.T) {
 		}
 		if recs[i].nums[:2][1] != 0 || recs[i].names[:2][1] != (named{}) {
 			t.Errorf("the original's record %d changed", i)
+		}
+	}
+}
+
+// TestSortKeys: the radix sort of the regions' keys orders them as a
+// comparison sort by start, then by end from the largest, does: random
+// keys spread over the whole address range, and keys that share their
+// high bytes and often their start.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 200 {
+		n := rng.IntN(300)
+		keys := make([]key, n)
+		for i := range keys {
+			start := uintptr(rng.Uint64())
+			if round%2 == 1 {
+				start = 0xc000_0000 + uintptr(rng.IntN(64))*8
+			}
+			keys[i] = key{start, start + uintptr(rng.IntN(100)), int32(i)}
+		}
+		want := slices.Clone(keys)
+		slices.SortStableFunc(want, func(a, b key) int {
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.end, a.end)
+		})
+		got := sortKeys(keys)
+		for i := range got {
+			if got[i].start != want[i].start || got[i].end != want[i].end {
+				t.Fatalf("round %d: key %d is %+v, want %+v", round, i, got[i], want[i])
+			}
 		}
 	}
 }
