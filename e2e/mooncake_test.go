@@ -215,6 +215,35 @@ func TestMooncakeBuiltin(t *testing.T) {
 	tb.do(chromedp.Click(chromedp.ID("pv-first")))
 	tb.pvReady(10000)
 	scrub = append(scrub, tb.scrubTimes(10000, 11999, 20, 2)...)
+	// The whole-run scrubber: released inside the kept passes it only
+	// seeks; elsewhere the window moves so that the pass is in its middle
+	// and the view opens there.
+	runTo := func(p int) {
+		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById('pv-run'); s.value = '%d'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`, p)))
+	}
+	most := eval[int](tb, `+document.getElementById('pv-run').max`)
+	if most < 14000 { // the preset stops at 300 s: 18,319 passes
+		t.Fatalf("the whole-run scrubber ends at %d", most)
+	}
+	runs = tb.runs()
+	runTo(11500)
+	tb.pvReady(11500)
+	if tb.runs() != runs {
+		t.Error("the whole-run scrubber ran the config again for a kept pass")
+	}
+	to := most / 2
+	click = time.Now()
+	runTo(to)
+	tb.wait("the whole-run scrubber's move", fmt.Sprintf(`+(document.querySelector('#status')?.dataset.runs ?? -1) > %d`, runs), 60*time.Second)
+	tb.pvReady(to)
+	runMoveMs := time.Since(click).Milliseconds()
+	if lo, hi := eval[string](tb, `document.getElementById('pv-scrub').min`), eval[string](tb, `document.getElementById('pv-scrub').max`); lo != strconv.Itoa(to-1000) || hi != strconv.Itoa(to+999) {
+		t.Errorf("after the whole-run scrubber to %d the scrubber spans %s to %s; want %d to %d", to, lo, hi, to-1000, to+999)
+	}
+	if label := tb.text("#pv-run-label"); !strings.Contains(label, "pass "+state.Thousands(int64(to))+" of "+state.Thousands(int64(most))) {
+		t.Errorf("the whole-run scrubber's label %q", label)
+	}
+	t.Logf("the whole-run scrubber to pass %d of %d: shown %d ms after the release", to, most, runMoveMs)
 	t.Logf("pick → fetched %d ms; Run → summary %d ms (%d requests); cards %q; passes from 10,000 shown %d ms after the click; scrub to 40 random passes of the two windows: median %v, slowest %v",
 		fetchMs, runMs, n, want, moveMs, median(scrub).Round(time.Millisecond), slices.Max(scrub).Round(time.Millisecond))
 	writeMeasure(t, "mooncake preset", fmt.Sprintf("pick → trace here %d ms, Run → summary %d ms, window move to 10,000 → shown %d ms, scrub median %d ms (40 random passes), slowest %d ms",

@@ -220,6 +220,44 @@ func (c *PassView) Scrub(p int) (render bool) {
 	return pv == nil || pv.inflight == nil || c.Run.page.Fatal != ""
 }
 
+// MoveTo shows pass p of the whole run: the run-wide scrubber of a long
+// run's pass view, whose records keep a window of it. Inside the window it
+// seeks; elsewhere it runs the config again keeping the window that has p
+// in its middle (RunView.runPasses: from the nearest engine checkpoint,
+// docs/ui.md, "Window moves from checkpoints") and opens it at p.
+func (c *PassView) MoveTo(p int) {
+	defer c.Run.page.guard()
+	pv := c.pv
+	if pv == nil || pv.Runs == 0 || c.Run.Running {
+		return
+	}
+	most := c.mostRan()
+	p = max(1, min(p, most))
+	if p >= pv.FirstLine() && p <= pv.MaxLines() {
+		c.SeekTo(p)
+		return
+	}
+	from := max(1, min(p-proto.WindowPasses/2, most-proto.WindowPasses+1))
+	c.FromText, c.FromErr = "", ""
+	c.Run.runPasses(from)
+	c.linkPass, c.linkRank = p, pv.Rank
+}
+
+// mostRan is the most passes a rank of the shown results ran (the
+// run-wide scrubber's end).
+func (c *PassView) mostRan() int {
+	if c.pv == nil {
+		return 1
+	}
+	return max(c.ran, c.pv.MostRan(), 1)
+}
+
+// runLabel says where the run-wide scrubber stands and what it does.
+func (c *PassView) runLabel() string {
+	return "pass " + state.Thousands(int64(c.pv.Pass)) + " of " + state.Thousands(int64(c.mostRan())) +
+		" in the whole run (drag anywhere: outside the kept passes the view runs again from the nearest checkpoint)"
+}
+
 // Step moves by d passes.
 func (c *PassView) Step(d int) {
 	if c.pv != nil {
@@ -455,7 +493,7 @@ func (c *PassView) ShowFrom() {
 	if pv == nil || c.Run.Running {
 		return
 	}
-	most := max(c.ran, pv.MostRan())
+	most := c.mostRan()
 	n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(c.FromText, ",", "")))
 	if err != nil || n < 1 || n > most {
 		c.FromErr = fmt.Sprintf("Give a pass from 1 to %s (the longest rank ran %s passes).", state.Thousands(int64(most)), state.Thousands(int64(most)))

@@ -389,6 +389,31 @@ func TestPassViewWindow(t *testing.T) {
 	if !strings.Contains(a.Runs.Passes.FromErr, "the longest rank ran 216,000 passes") {
 		t.Errorf("after the move the limit says %q", a.Runs.Passes.FromErr)
 	}
+	// The run-wide scrubber: inside the window it seeks; elsewhere it
+	// moves the window so that the pass is in its middle, and opens there.
+	mustContain(t, render(t, a), `id="pv-run"`, `max="216000"`, "pass 150,000 of 216,000 in the whole run")
+	posted := len(h.posted)
+	a.Runs.Passes.MoveTo(151_000)
+	if pv := a.Runs.Passes.pv; pv.Pass != 151_000 || a.Runs.Running || len(h.posted) > posted+1 || h.last().Op == proto.OpRun {
+		t.Errorf("a pass inside the window: at %d, running %v, posted %+v", pv.Pass, a.Runs.Running, h.last())
+	}
+	for _, c := range []struct{ to, from, at int }{{60_000, 59_000, 60_000}, {500, 1, 500}, {999_999, 214_001, 216_000}} {
+		a.Runs.Passes.MoveTo(c.to)
+		run := h.last()
+		if run.Run == nil || run.Run.FromPass != c.from || !run.Run.PassesOnly || a.Runs.Passes.linkPass != c.at {
+			t.Fatalf("the whole-run scrubber to %d posted %+v, opens at %d; want the window from %d, open at %d", c.to, run.Run, a.Runs.Passes.linkPass, c.from, c.at)
+		}
+		a.Runs.Passes.MoveTo(c.to + 1) // while a move runs: nothing
+		if h.last().ID != run.ID {
+			t.Errorf("a second move started while the first ran: %+v", h.last())
+		}
+		a.Deliver(reply(t, proto.Reply{Type: proto.MsgResult, ID: run.ID, Result: &proto.RunResult{Passes: []proto.PassMeta{{Recorded: true, BlockSize: 4, Stopped: true,
+			Ranks: []proto.RankMeta{{Passes: c.from + 1999, Lines: c.from + 1999, First: c.from, Ran: c.from + 2000, G1: 3, G2: 8}}}, {}, {}},
+			Results: make([]proto.Outcome, 3)}}, nil))
+		if pv := a.Runs.Passes.pv; pv == nil || pv.Pass != c.at || pv.FirstLine() != c.from {
+			t.Errorf("after the move to %d the view is at %+v", c.to, pv)
+		}
+	}
 	// a link to a pass keeps the window from that pass
 	h2 := &nopHost{width: 600}
 	b := NewRoot(h2, "#ex=B&pass=150000")
