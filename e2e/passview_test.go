@@ -333,6 +333,37 @@ func (tb *tab) scrubTimes(lo, hi, n int, seed uint64) []time.Duration {
 	return out
 }
 
+// runScrubTimes releases the whole-run scrubber (#pv-run) on n random
+// passes from 1 to most and times each, in the page, from the release to
+// the frame after the pass view shows that pass: a seek inside the kept
+// window, a window move elsewhere.
+func (tb *tab) runScrubTimes(most, n int, seed uint64) []time.Duration {
+	tb.t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var out []time.Duration
+	for range n {
+		p := 1 + rng.IntN(most)
+		ms := eval[float64](tb, fmt.Sprintf(`new Promise((resolve, reject) => {
+			const s = document.getElementById('pv-run');
+			const t0 = performance.now();
+			s.value = '%d';
+			s.dispatchEvent(new Event('change', {bubbles: true}));
+			const check = () => {
+				if (document.querySelector('#passview[data-ready][data-pass="%d"]')) {
+					requestAnimationFrame(() => resolve(performance.now() - t0));
+				} else if (performance.now() - t0 > 60000) {
+					reject(new Error('pass %d not shown within 60 s'));
+				} else {
+					requestAnimationFrame(check);
+				}
+			};
+			check();
+		})`, p, p, p))
+		out = append(out, time.Duration(ms*float64(time.Millisecond)))
+	}
+	return out
+}
+
 // median is the middle of ds (the mean of the two middle ones).
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)

@@ -223,8 +223,12 @@ func (c *PassView) Scrub(p int) (render bool) {
 // MoveTo shows pass p of the whole run: the run-wide scrubber of a long
 // run's pass view, whose records keep a window of it. Inside the window it
 // seeks; elsewhere it runs the config again keeping the window that has p
-// in its middle (RunView.runPasses: from the nearest engine checkpoint,
-// docs/ui.md, "Window moves from checkpoints") and opens it at p.
+// a tenth of the way in (RunView.runPasses: from the nearest engine
+// checkpoint, docs/ui.md, "Window moves from checkpoints") and opens it at
+// p. A tenth, not the middle: the first frame of a moved window is read
+// from the window's start (the timeline index that keeps snapshots inside
+// it comes after), so a pass far into it is drawn later; 200 passes still
+// leave room to step back.
 func (c *PassView) MoveTo(p int) {
 	defer c.Run.page.guard()
 	pv := c.pv
@@ -237,7 +241,7 @@ func (c *PassView) MoveTo(p int) {
 		c.SeekTo(p)
 		return
 	}
-	from := max(1, min(p-proto.WindowPasses/2, most-proto.WindowPasses+1))
+	from := max(1, min(p-proto.WindowPasses/10, most-proto.WindowPasses+1))
 	c.FromText, c.FromErr = "", ""
 	c.Run.runPasses(from)
 	c.linkPass, c.linkRank = p, pv.Rank

@@ -390,14 +390,15 @@ func TestPassViewWindow(t *testing.T) {
 		t.Errorf("after the move the limit says %q", a.Runs.Passes.FromErr)
 	}
 	// The run-wide scrubber: inside the window it seeks; elsewhere it
-	// moves the window so that the pass is in its middle, and opens there.
+	// moves the window so that the pass is a tenth of the way in, and
+	// opens there.
 	mustContain(t, render(t, a), `id="pv-run"`, `max="216000"`, "pass 150,000 of 216,000 in the whole run")
 	posted := len(h.posted)
 	a.Runs.Passes.MoveTo(151_000)
 	if pv := a.Runs.Passes.pv; pv.Pass != 151_000 || a.Runs.Running || len(h.posted) > posted+1 || h.last().Op == proto.OpRun {
 		t.Errorf("a pass inside the window: at %d, running %v, posted %+v", pv.Pass, a.Runs.Running, h.last())
 	}
-	for _, c := range []struct{ to, from, at int }{{60_000, 59_000, 60_000}, {500, 1, 500}, {999_999, 214_001, 216_000}} {
+	for _, c := range []struct{ to, from, at int }{{60_000, 59_800, 60_000}, {500, 300, 500}, {150, 1, 150}, {999_999, 214_001, 216_000}} {
 		a.Runs.Passes.MoveTo(c.to)
 		run := h.last()
 		if run.Run == nil || run.Run.FromPass != c.from || !run.Run.PassesOnly || a.Runs.Passes.linkPass != c.at {
