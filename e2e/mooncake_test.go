@@ -225,6 +225,12 @@ func TestMooncakeBuiltin(t *testing.T) {
 	if most < 14000 { // the preset stops at 300 s: 18,319 passes
 		t.Fatalf("the whole-run scrubber ends at %d", most)
 	}
+	// dragging (input events) only relabels it, without a render
+	renders := eval[int](tb, `window.kvsimRenders`)
+	tb.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('pv-run'); s.value = '4321'; s.dispatchEvent(new Event('input', {bubbles: true})); })()`))
+	if l := tb.text("#pv-run-label"); !strings.HasPrefix(l, "release to show pass 4,321 of ") || eval[int](tb, `window.kvsimRenders`) != renders {
+		t.Errorf("dragging the whole-run scrubber: label %q, %d renders", l, eval[int](tb, `window.kvsimRenders`)-renders)
+	}
 	runs = tb.runs()
 	runTo(11500)
 	tb.pvReady(11500)

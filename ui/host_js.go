@@ -137,7 +137,22 @@ func (h *jsHost) attach(a *Root) {
 	doc.Call("addEventListener", "input", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		defer recoverJS("callback")
 		t := args[0].Get("target")
-		if !t.Truthy() || t.Get("id").String() != "pv-scrub" {
+		if !t.Truthy() {
+			return nil
+		}
+		switch t.Get("id").String() {
+		case "pv-scrub":
+		case "pv-run":
+			// the whole-run scrubber moves on release (change); while it
+			// is dragged its label says where it would go, no render
+			h.env.Lock()
+			text := a.Runs.Passes.dragLabel(atoi(t.Get("value").String()))
+			h.env.UnlockOnly()
+			if l := doc.Call("getElementById", "pv-run-label"); l.Truthy() {
+				l.Set("textContent", text)
+			}
+			return nil
+		default:
 			return nil
 		}
 		h.env.Lock()

@@ -262,6 +262,19 @@ func (c *PassView) runLabel() string {
 		" in the whole run (drag anywhere: outside the kept passes the view runs again from the nearest checkpoint)"
 }
 
+// dragLabel is the run-wide scrubber's label while it is dragged to p.
+func (c *PassView) dragLabel(p int) string {
+	if c.pv == nil {
+		return ""
+	}
+	p = max(1, min(p, c.mostRan()))
+	s := "release to show pass " + state.Thousands(int64(p)) + " of " + state.Thousands(int64(c.mostRan()))
+	if p < c.pv.FirstLine() || p > c.pv.MaxLines() {
+		s += " (a run from the nearest checkpoint)"
+	}
+	return s
+}
+
 // Step moves by d passes.
 func (c *PassView) Step(d int) {
 	if c.pv != nil {

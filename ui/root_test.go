@@ -393,6 +393,12 @@ func TestPassViewWindow(t *testing.T) {
 	// moves the window so that the pass is a tenth of the way in, and
 	// opens there.
 	mustContain(t, render(t, a), `id="pv-run"`, `max="216000"`, "pass 150,000 of 216,000 in the whole run")
+	if l := a.Runs.Passes.dragLabel(151_000); l != "release to show pass 151,000 of 216,000" {
+		t.Errorf("dragged inside the window: %q", l)
+	}
+	if l := a.Runs.Passes.dragLabel(999_999); l != "release to show pass 216,000 of 216,000 (a run from the nearest checkpoint)" {
+		t.Errorf("dragged past the end: %q", l)
+	}
 	posted := len(h.posted)
 	a.Runs.Passes.MoveTo(151_000)
 	if pv := a.Runs.Passes.pv; pv.Pass != 151_000 || a.Runs.Running || len(h.posted) > posted+1 || h.last().Op == proto.OpRun {
