@@ -532,9 +532,11 @@ func decodedFrame(t *testing.T, p *passes, pass int) (proto.Frame, *proto.FrameM
 // checkpoints kept; a window move near the end then runs from one of them
 // and keeps the whole run's window. A compare's index has no warm-up.
 func TestWarmAfterTheIndex(t *testing.T) {
+	defer func(d time.Duration) { stepTime = d }(stepTime)
+	stepTime = 2 * time.Millisecond // many steps from a short run
 	j := goldenJob(t, "connectors.yaml", nil)
 	j.Passes = true
-	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 30000}}"}
+	j.Overrides = []string{"traffic={source: {type: synthetic-session, new_input_tokens_per_turn: 16, output_tokens_per_turn: 2, session: {turns: 2}}, load: {type: concurrency, concurrency: 4}, stop: {sessions: 10000}}"}
 	run := &proto.RunJob{Config: j.Config, Name: j.Name, Overrides: j.Overrides, Variants: j.Variants, Passes: true}
 	ran := j.run(nil)[0].Record.RunPasses(0)
 	j.FromPass = ran - 300

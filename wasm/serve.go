@@ -377,7 +377,7 @@ func serveIndex(id int) *answer {
 	if p.done && kept.warm != nil {
 		return serveWarm(a, p)
 	}
-	done := p.step(15 * time.Millisecond)
+	done := p.step(stepTime)
 	ir := &proto.IndexReply{Done: done, Indexed: p.indexed, Total: p.total}
 	if done && kept.warm != nil {
 		a.next = id // the warm-up follows
@@ -399,6 +399,11 @@ func serveIndex(id int) *answer {
 	return a
 }
 
+// stepTime is the work of one index or warm-up step, between which
+// sim-worker.js yields so that seeks are answered (tests shorten it to
+// take many steps from a short run).
+var stepTime = 15 * time.Millisecond
+
 // Warm-up steps wait while the user scrubs: a step runs WarmAfterSeek
 // after the page last asked for a frame at the earliest, and the loop
 // looks again WarmWaitMs later. A step copies the engine now and then
@@ -419,7 +424,7 @@ func serveWarm(a *answer, p *passes) *answer {
 		a.wait = WarmWaitMs
 		return a
 	}
-	deadline, n := time.Now().Add(15*time.Millisecond), 0
+	deadline, n := time.Now().Add(stepTime), 0
 	done, cps, err := kept.warm(func() bool {
 		n++ // asked after every instant: read the clock every 64
 		return n%64 != 0 || time.Now().Before(deadline)
