@@ -307,6 +307,10 @@ func TestMooncakeCompareWindow(t *testing.T) {
 	start := time.Now()
 	tb.pvReady(0)
 	first := time.Since(start)
+	// the whole-run scrubber says what a move of a compare runs
+	if l := tb.text("#pv-run-label"); !strings.Contains(l, "each compared run runs again up to there") {
+		t.Errorf("the whole-run scrubber of a compare says %q", l)
+	}
 	runs := tb.runs()
 	tb.typeInto("pv-from", "5000")
 	click := time.Now()

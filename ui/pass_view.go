@@ -259,7 +259,17 @@ func (c *PassView) mostRan() int {
 // runLabel says where the run-wide scrubber stands and what it does.
 func (c *PassView) runLabel() string {
 	return "pass " + state.Thousands(int64(c.pv.Pass)) + " of " + state.Thousands(int64(c.mostRan())) +
-		" in the whole run (drag anywhere: outside the kept passes the view runs again from the nearest checkpoint)"
+		" in the whole run (drag anywhere: outside the kept passes " + c.moveText() + ")"
+}
+
+// moveText says what a window move runs: a single run goes on from its
+// nearest checkpoint, a compare keeps none (docs/ui.md, "Window moves
+// from checkpoints").
+func (c *PassView) moveText() string {
+	if c.pv != nil && c.pv.Runs > 1 {
+		return "each compared run runs again up to there"
+	}
+	return "the view runs again from the nearest checkpoint"
 }
 
 // dragLabel is the run-wide scrubber's label while it is dragged to p.
@@ -270,7 +280,7 @@ func (c *PassView) dragLabel(p int) string {
 	p = max(1, min(p, c.mostRan()))
 	s := "release to show pass " + state.Thousands(int64(p)) + " of " + state.Thousands(int64(c.mostRan()))
 	if p < c.pv.FirstLine() || p > c.pv.MaxLines() {
-		s += " (a run from the nearest checkpoint)"
+		s += " (" + c.moveText() + ")"
 	}
 	return s
 }

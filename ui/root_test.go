@@ -396,9 +396,14 @@ func TestPassViewWindow(t *testing.T) {
 	if l := a.Runs.Passes.dragLabel(151_000); l != "release to show pass 151,000 of 216,000" {
 		t.Errorf("dragged inside the window: %q", l)
 	}
-	if l := a.Runs.Passes.dragLabel(999_999); l != "release to show pass 216,000 of 216,000 (a run from the nearest checkpoint)" {
+	if l := a.Runs.Passes.dragLabel(999_999); l != "release to show pass 216,000 of 216,000 (the view runs again from the nearest checkpoint)" {
 		t.Errorf("dragged past the end: %q", l)
 	}
+	a.Runs.Passes.pv.Runs = 2 // a compare keeps no checkpoints
+	if l := a.Runs.Passes.dragLabel(1); l != "release to show pass 1 of 216,000 (each compared run runs again up to there)" {
+		t.Errorf("a compare's drag: %q", l)
+	}
+	a.Runs.Passes.pv.Runs = 1
 	posted := len(h.posted)
 	a.Runs.Passes.MoveTo(151_000)
 	if pv := a.Runs.Passes.pv; pv.Pass != 151_000 || a.Runs.Running || len(h.posted) > posted+1 || h.last().Op == proto.OpRun {
