@@ -444,7 +444,7 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		p.free = p.free[:len(p.free)-1]
 		p.slots[s].state = Private
 		p.own(s)
-		p.changed(s)
+		p.becamePrivate(s)
 		out = append(out, s)
 	}
 	for ; n > 0; n-- {
@@ -470,10 +470,30 @@ func (p *Pool) Alloc(n int, out []int32) ([]int32, bool) {
 		if p.obs != nil && !p.quiet {
 			p.obs.Evicted(s, id)
 		}
-		p.changed(s)
+		p.becamePrivate(s)
 		out = append(out, s)
 	}
 	return out, true
+}
+
+// becamePrivate is changed for a slot Alloc has just made private (it was
+// free or idle, so its use changed). A quiet observer's bookkeeping then
+// only writes the slot's told and since, without reading told first: the
+// slot is cold (the free list and the eviction queue hand out slots
+// released long ago), and its writes wait in the store buffer where a read
+// waits for the line. Reading told first made a recorded run's re-run
+// toward its window half as slow again as an unrecorded run
+// (docs/performance.md, "Scrubs and moves in the page").
+func (p *Pool) becamePrivate(s int32) {
+	switch {
+	case p.obs == nil:
+	case !p.quiet:
+		p.observe(s)
+	default:
+		p.slots[s].told = UsePrivate
+		p.seen[s].since = p.clock
+		p.changes++
+	}
 }
 
 // AllocAvoiding is Alloc that never evicts a copy for which avoid is true
