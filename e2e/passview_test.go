@@ -311,57 +311,46 @@ func (tb *tab) scrubTimes(lo, hi, n int, seed uint64) []time.Duration {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var out []time.Duration
 	for range n {
-		p := lo + rng.IntN(hi-lo+1)
-		ms := eval[float64](tb, fmt.Sprintf(`new Promise((resolve, reject) => {
-			const s = document.getElementById('pv-scrub');
-			const t0 = performance.now();
-			s.value = '%d';
-			s.dispatchEvent(new Event('input', {bubbles: true}));
-			const check = () => {
-				if (document.querySelector('#passview[data-ready][data-pass="%d"]')) {
-					requestAnimationFrame(() => resolve(performance.now() - t0));
-				} else if (performance.now() - t0 > 30000) {
-					reject(new Error('pass %d not shown within 30 s'));
-				} else {
-					requestAnimationFrame(check);
-				}
-			};
-			check();
-		})`, p, p, p))
-		out = append(out, time.Duration(ms*float64(time.Millisecond)))
+		out = append(out, tb.redrawTime("pv-scrub", "input", lo+rng.IntN(hi-lo+1), 30))
 	}
 	return out
 }
 
 // runScrubTimes releases the whole-run scrubber (#pv-run) on n random
-// passes from 1 to most and times each, in the page, from the release to
-// the frame after the pass view shows that pass: a seek inside the kept
-// window, a window move elsewhere.
+// passes from 1 to most and times each as scrubTimes does: a seek inside
+// the kept window, a window move elsewhere.
 func (tb *tab) runScrubTimes(most, n int, seed uint64) []time.Duration {
 	tb.t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	var out []time.Duration
 	for range n {
-		p := 1 + rng.IntN(most)
-		ms := eval[float64](tb, fmt.Sprintf(`new Promise((resolve, reject) => {
-			const s = document.getElementById('pv-run');
-			const t0 = performance.now();
-			s.value = '%d';
-			s.dispatchEvent(new Event('change', {bubbles: true}));
-			const check = () => {
-				if (document.querySelector('#passview[data-ready][data-pass="%d"]')) {
-					requestAnimationFrame(() => resolve(performance.now() - t0));
-				} else if (performance.now() - t0 > 60000) {
-					reject(new Error('pass %d not shown within 60 s'));
-				} else {
-					requestAnimationFrame(check);
-				}
-			};
-			check();
-		})`, p, p, p))
-		out = append(out, time.Duration(ms*float64(time.Millisecond)))
+		out = append(out, tb.redrawTime("pv-run", "change", 1+rng.IntN(most), 60))
 	}
 	return out
+}
+
+// redrawTime sets the range input id to pass p, dispatches event on it and
+// times, in the page, until the pass view shows that pass's frames plus
+// the next animation frame (failing after limitS seconds).
+func (tb *tab) redrawTime(id, event string, p, limitS int) time.Duration {
+	tb.t.Helper()
+	ms := eval[float64](tb, fmt.Sprintf(`new Promise((resolve, reject) => {
+		const s = document.getElementById('%s');
+		const t0 = performance.now();
+		s.value = '%d';
+		s.dispatchEvent(new Event('%s', {bubbles: true}));
+		const check = () => {
+			if (document.querySelector('#passview[data-ready][data-pass="%d"]')) {
+				requestAnimationFrame(() => resolve(performance.now() - t0));
+			} else if (performance.now() - t0 > %d000) {
+				reject(new Error('pass %d not shown within %d s'));
+			} else {
+				requestAnimationFrame(check);
+			}
+		};
+		check();
+	})`, id, p, event, p, limitS, p, limitS))
+	return time.Duration(ms * float64(time.Millisecond))
 }
 
 // median is the middle of ds (the mean of the two middle ones).

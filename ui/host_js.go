@@ -142,6 +142,12 @@ func (h *jsHost) attach(a *Root) {
 		}
 		switch t.Get("id").String() {
 		case "pv-scrub":
+			h.env.Lock()
+			if a.Runs.Passes.Scrub(atoi(t.Get("value").String())) {
+				h.env.UnlockRender()
+			} else {
+				h.env.UnlockOnly()
+			}
 		case "pv-run":
 			// the whole-run scrubber moves on release (change); while it
 			// is dragged its label says where it would go, no render
@@ -151,15 +157,6 @@ func (h *jsHost) attach(a *Root) {
 			if l := doc.Call("getElementById", "pv-run-label"); l.Truthy() {
 				l.Set("textContent", text)
 			}
-			return nil
-		default:
-			return nil
-		}
-		h.env.Lock()
-		if a.Runs.Passes.Scrub(atoi(t.Get("value").String())) {
-			h.env.UnlockRender()
-		} else {
-			h.env.UnlockOnly()
 		}
 		return nil
 	}))
